@@ -1,0 +1,1 @@
+// AppAttest: see DESIGN.md §4.

@@ -1,0 +1,1 @@
+// CBOR: see DESIGN.md §4.

@@ -1,0 +1,5 @@
+// Tiny C functions for what Swift cannot call: variadic setters and function-like macros.
+// One header per C library; each is owned by the Swift module that uses it.
+#include "openssl_shims.h"
+#include "curl_shims.h"
+#include "microhttpd_shims.h"

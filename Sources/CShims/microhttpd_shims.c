@@ -1,0 +1,1 @@
+#include "microhttpd_shims.h"

@@ -1,0 +1,2 @@
+#pragma once
+// C interface over toml++: see toml_to_json.cpp.

@@ -1,0 +1,1 @@
+// DeviceSimulator: see DESIGN.md §4.

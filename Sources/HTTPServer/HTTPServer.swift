@@ -1,0 +1,1 @@
+// HTTPServer: see DESIGN.md §4.

@@ -1,0 +1,40 @@
+import Foundation
+
+/// The `keyward` command line: one entry per subcommand.
+///
+/// Exit codes, for every subcommand: 0 success, 1 the thing checked is invalid or the operation
+/// failed, 2 usage error.
+public enum KeywardCommand {
+    /// A subcommand: its one-line summary and its entry point (arguments after its name → exit code).
+    struct Subcommand: Sendable {
+        let summary: String
+        let run: @Sendable ([String]) -> Int32
+    }
+
+    static let subcommands: [(name: String, command: Subcommand)] = [
+        ("inspect", Subcommand(summary: "check an App Attest attestation or assertion step by step", run: InspectCommand.run)),
+    ]
+
+    /// Runs the command line `arguments` (without the program name) and returns the exit code.
+    public static func run(_ arguments: [String]) -> Int32 {
+        guard let name = arguments.first, name != "--help", name != "-h", name != "help" else {
+            printUsage(to: arguments.isEmpty ? .standardError : .standardOutput)
+            return arguments.isEmpty ? 2 : 0
+        }
+        guard let entry = subcommands.first(where: { $0.name == name }) else {
+            FileHandle.standardError.write(Data("keyward: unknown subcommand '\(name)'\n".utf8))
+            printUsage(to: .standardError)
+            return 2
+        }
+        return entry.command.run(Array(arguments.dropFirst()))
+    }
+
+    static func printUsage(to handle: FileHandle) {
+        var text = "usage: keyward <subcommand> [flags]   (keyward <subcommand> --help for its flags)\n\n"
+        for (name, command) in subcommands {
+            text += "  \(name.padding(toLength: 14, withPad: " ", startingAt: 0)) \(command.summary)\n"
+        }
+        text += "\nexit codes: 0 ok, 1 invalid input or failure, 2 usage error\n"
+        handle.write(Data(text.utf8))
+    }
+}

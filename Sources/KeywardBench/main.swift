@@ -1,0 +1,2 @@
+// `keyward-bench`: release benchmarks.
+print("keyward-bench: not yet implemented")

@@ -1,0 +1,1 @@
+// KeywardCrypto: see DESIGN.md §4.

@@ -1,0 +1,1 @@
+// PlayIntegrity: see DESIGN.md §4.

@@ -1,0 +1,1 @@
+// ProviderRegistry: see DESIGN.md §4.

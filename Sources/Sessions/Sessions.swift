@@ -1,0 +1,1 @@
+// Sessions: see DESIGN.md §4.

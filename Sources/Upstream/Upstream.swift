@@ -1,0 +1,1 @@
+// Upstream: see DESIGN.md §4.

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Keyward builds, tests and benchmarks with (DESIGN.md §5).
+# Idempotent: does nothing when everything is already there.
+set -euo pipefail
+packages=(
+  pkg-config libssl-dev libcurl4-openssl-dev libsqlite3-dev libpq-dev
+  libmicrohttpd-dev libtomlplusplus-dev
+  postgresql curl
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "installing: ${missing[*]}" >&2
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
