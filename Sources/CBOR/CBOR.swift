@@ -1,1 +1,0 @@
-// CBOR: see DESIGN.md §4.
