@@ -1,1 +1,0 @@
-// AppAttest: see DESIGN.md §4.

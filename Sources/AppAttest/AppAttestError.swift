@@ -1,0 +1,49 @@
+/// Why an attestation or assertion was refused: a stable reason slug for logs and metrics, and a
+/// description for people. Neither ever contains the submitted bytes, keys or hashes.
+public struct AppAttestError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The reason slugs. Each names the one check that failed.
+    public enum Code: String, Sendable, CaseIterable {
+        // Decoding (before any of Apple's steps).
+        case malformedBase64 = "malformed_base64"
+        case malformedCBOR = "malformed_cbor"
+        case attestationMalformed = "attestation_malformed"
+        case assertionMalformed = "assertion_malformed"
+        case authDataMalformed = "auth_data_malformed"
+        case fmtUnexpected = "fmt_unexpected"
+        case certificateMalformed = "certificate_malformed"
+        // Attestation, Apple step 1.
+        case chainLengthInvalid = "chain_length_invalid"
+        case chainUntrusted = "chain_untrusted"
+        case certificateExpired = "certificate_expired"
+        case certificateNotYetValid = "certificate_not_yet_valid"
+        // Attestation, Apple steps 2–4.
+        case nonceExtensionMissing = "nonce_extension_missing"
+        case nonceExtensionMalformed = "nonce_extension_malformed"
+        case nonceMismatch = "nonce_mismatch"
+        // Attestation, Apple step 5.
+        case publicKeyUnsupported = "public_key_unsupported"
+        case keyIDMismatch = "key_id_mismatch"
+        // Attestation step 6, assertion step 4.
+        case appIDMismatch = "app_id_mismatch"
+        // Attestation steps 7–9.
+        case counterNotZero = "counter_not_zero"
+        case aaguidMismatch = "aaguid_mismatch"
+        case credentialIDMismatch = "credential_id_mismatch"
+        // Assertion steps 3 and 5.
+        case signatureInvalid = "signature_invalid"
+        case counterReplay = "counter_replay"
+    }
+
+    /// What failed.
+    public let code: Code
+    /// A sentence for operators; names the field, never its value.
+    public let description: String
+
+    /// The reason slug (`code.rawValue`), e.g. `nonce_mismatch`.
+    public var reason: String { code.rawValue }
+
+    public init(_ code: Code, _ description: String) {
+        self.code = code
+        self.description = description
+    }
+}
