@@ -1,1 +1,88 @@
-// Store: see DESIGN.md §4.
+/// Keyward's durable state: single-use challenges, attested devices and their counters,
+/// rate-limit logs and daily budgets (DESIGN.md §4, issues 3–5).
+///
+/// Every state change that can race is one conditional write (or, for rate limits, one write
+/// transaction serialized per key), so several Keyward threads or instances sharing one database
+/// stay correct without any coordination of their own. The clock is always a parameter:
+/// unix seconds (`now`, `expiresAt`, `day` is days since the epoch) or milliseconds (`nowMillis`).
+///
+/// Implementations: `SQLiteStore` (one host), `PostgresStore` (several instances); `openStore(url:)`
+/// picks one from the configured URL. Every method throws `StoreError`; a failure of the database
+/// itself (`StoreError.Kind.unavailable`) maps to 503 `unavailable`, a refused argument
+/// (`.invalidInput`) is the caller's mistake and is refused before the database is touched.
+public protocol Store: Sendable {
+    /// Applies every embedded migration not yet recorded (the initializer already did this at open);
+    /// idempotent. Throws `.schema` when the database was migrated by a newer Keyward.
+    func migrate() throws(StoreError)
+
+    /// One round trip to the database, for `/readyz`.
+    func ping() throws(StoreError)
+
+    /// Stores a fresh challenge by its hash, valid while `now < expiresAt` (unix seconds).
+    /// - Parameter hash: SHA-256 of the challenge, exactly 32 bytes (else `.invalidInput`, reason
+    ///   `challenge_hash_length`, without touching the database).
+    /// - Returns: false if this hash is already stored (spent or not); an existing challenge is never
+    ///   re-armed or extended.
+    @discardableResult
+    func putChallenge(hash: [UInt8], expiresAt: Int64) throws(StoreError) -> Bool
+
+    /// Spends a challenge: one conditional write that checks presence, not-yet-spent and
+    /// `now < expiresAt` together. True exactly once per stored, unexpired challenge however many
+    /// threads or instances race; false for an unknown, expired or already spent one.
+    /// - Parameter hash: 32 bytes, else `.invalidInput` (`challenge_hash_length`) before the database is touched.
+    func spendChallenge(hash: [UInt8], now: Int64) throws(StoreError) -> Bool
+
+    /// The device with this id (iOS: hex of the key id; Android: hex(SHA256(package ‖ install id))), or nil.
+    func device(id: String) throws(StoreError) -> DeviceRecord?
+
+    /// Inserts a newly attested device unless its id exists; never overwrites.
+    /// - Returns: `.inserted`, or `.existing(record)` with the stored record (which may be revoked).
+    /// - Throws: `.invalidInput` (`device_platform`, `device_id`) for a record the schema refuses.
+    func registerDevice(_ record: DeviceRecord) throws(StoreError) -> RegisterOutcome
+
+    /// Counter compare-and-set (Apple, "Validating assertions", step 5): one conditional write that
+    /// stores `newCounter` and `lastSeenAt = now` only if the device exists, is not revoked, its stored
+    /// public key equals `publicKey` (the key that verified the assertion) and its stored counter is
+    /// strictly below `newCounter`. Concurrent advances to the same value: exactly one wins. The stored
+    /// counter never decreases.
+    /// - Returns: false for a replayed or stale counter, another key, an unknown or a revoked device.
+    func advanceCounter(deviceID: String, publicKey: [UInt8], to newCounter: UInt32, now: Int64) throws(StoreError) -> Bool
+
+    /// Records that the device completed a handshake at `now` (unix seconds) — Android re-attests on
+    /// every handshake and has no counter to advance. Returns false for an unknown device.
+    @discardableResult
+    func markSeen(deviceID: String, now: Int64) throws(StoreError) -> Bool
+
+    /// Sets or clears the revoked flag (one write; `revokedAt` becomes `now`, or nil when cleared).
+    /// Returns false for an unknown device.
+    @discardableResult
+    func setRevoked(deviceID: String, _ revoked: Bool, now: Int64) throws(StoreError) -> Bool
+
+    /// Devices ordered by creation time then id; with `attestedBefore` only those created strictly
+    /// before that unix time (for `keyward devices`, e.g. to find devices attested before an incident).
+    func listDevices(attestedBefore: Int64?) throws(StoreError) -> [DeviceRecord]
+
+    /// Exact sliding-log rate limit: accepts one event for `key` at `nowMillis` only if, for every
+    /// window, fewer than `limit` accepted events of this key lie in `(nowMillis − duration, nowMillis]`;
+    /// an accepted event is recorded, a refused one is not. The check and the insert are one
+    /// transaction serialized per key (atomic across threads and instances) and survive restarts.
+    /// - Parameters:
+    ///   - key: e.g. `"<device id>|<provider>"`; any text.
+    ///   - limits: zero or more windows (no windows: always allowed, nothing recorded).
+    ///   - nowMillis: the caller's clock, unix milliseconds.
+    /// - Returns: `.allowed`, or `.limited(retryAfterSeconds:)` — the ceiling of the seconds until
+    ///   enough of the oldest counted events leave every refusing window (at least 1).
+    /// - Throws: `.invalidInput` (`rate_window`) for a window with a non-positive duration or a negative limit.
+    func consumeRate(key: String, limits: [RateWindow], nowMillis: Int64) throws(StoreError) -> RateDecision
+
+    /// Spends one unit of a per-key daily budget (the Play Integrity decode budget, issue 5) in one
+    /// conditional upsert: true while fewer than `limit` units were spent for `key` on `day`
+    /// (days since the unix epoch, chosen by the caller), false once the budget is used up.
+    func consumeBudget(key: String, day: Int64, limit: Int) throws(StoreError) -> Bool
+
+    /// Deletes what can no longer matter at `nowMillis`: expired challenges, rate events older than
+    /// the longest window they were counted under, and budgets of days before yesterday. Cheap
+    /// (index range deletes); call it every minute or so. Returns how many rows went.
+    @discardableResult
+    func purgeExpired(nowMillis: Int64) throws(StoreError) -> PurgeCounts
+}

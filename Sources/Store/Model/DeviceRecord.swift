@@ -1,0 +1,61 @@
+/// One attested device as stored (issue 3 "Devices").
+///
+/// iOS: `id` is hex(key id), `publicKey` the 65-byte X9.62 key from the attestation, `counter` the
+/// last accepted assertion counter, `receipt` Apple's receipt. Android: `id` is
+/// hex(SHA256(package ‖ install id)), `publicKey` and `receipt` are empty and `counter` stays 0.
+public struct DeviceRecord: Sendable, Equatable {
+    /// Lowercase hex, at most `DeviceRecord.maxIDLength` characters.
+    public var id: String
+    /// `"ios"` or `"android"` (`DeviceRecord.platforms`).
+    public var platform: String
+    /// X9.62 uncompressed point (65 bytes for P-256), or empty for Android.
+    public var publicKey: [UInt8]
+    /// App Attest sign counter; only moves up through `Store.advanceCounter`.
+    public var counter: UInt32
+    /// `"production"` or `"development"` (App Attest), free text for Android.
+    public var environment: String
+    /// Unix seconds of the attestation that registered the device.
+    public var createdAt: Int64
+    /// Unix seconds of the latest successful handshake.
+    public var lastSeenAt: Int64
+    public var revoked: Bool
+    /// Unix seconds when `revoked` was last set, nil when not revoked.
+    public var revokedAt: Int64?
+    /// App Attest receipt (DER PKCS#7) as received, or empty.
+    public var receipt: [UInt8]
+
+    /// The platforms the schema accepts.
+    public static let platforms: Set<String> = ["ios", "android"]
+    /// Longest accepted id (a hex SHA-256 is 64; room for other schemes without unbounded keys).
+    public static let maxIDLength = 128
+
+    public init(
+        id: String, platform: String, publicKey: [UInt8], counter: UInt32, environment: String,
+        createdAt: Int64, lastSeenAt: Int64, revoked: Bool = false, revokedAt: Int64? = nil, receipt: [UInt8] = []
+    ) {
+        self.id = id
+        self.platform = platform
+        self.publicKey = publicKey
+        self.counter = counter
+        self.environment = environment
+        self.createdAt = createdAt
+        self.lastSeenAt = lastSeenAt
+        self.revoked = revoked
+        self.revokedAt = revokedAt
+        self.receipt = receipt
+    }
+
+    /// Refuses what the schema would refuse, before any I/O.
+    func validate() throws(StoreError) {
+        guard DeviceRecord.platforms.contains(platform) else { throw .invalid("device_platform") }
+        guard !id.isEmpty, id.utf8.count <= DeviceRecord.maxIDLength else { throw .invalid("device_id") }
+    }
+}
+
+/// What `Store.registerDevice` did.
+public enum RegisterOutcome: Sendable, Equatable {
+    /// The record was stored as given.
+    case inserted
+    /// A device with this id already existed; nothing was written. The stored record (maybe revoked).
+    case existing(DeviceRecord)
+}

@@ -1,0 +1,39 @@
+/// One sliding window of a rate limit: at most `limit` accepted events in any trailing
+/// `durationMillis` (issue 4: "at most N in any trailing window").
+public struct RateWindow: Sendable, Equatable, Hashable {
+    /// Events allowed per window; 0 refuses everything.
+    public var limit: Int
+    /// Window length in milliseconds, > 0.
+    public var durationMillis: Int64
+
+    public init(limit: Int, durationMillis: Int64) {
+        self.limit = limit
+        self.durationMillis = durationMillis
+    }
+
+    /// `limit` per trailing 60 s.
+    public static func perMinute(_ limit: Int) -> RateWindow { RateWindow(limit: limit, durationMillis: 60_000) }
+    /// `limit` per trailing 24 h (sliding, not a calendar day).
+    public static func perDay(_ limit: Int) -> RateWindow { RateWindow(limit: limit, durationMillis: 86_400_000) }
+}
+
+/// The answer of `Store.consumeRate`.
+public enum RateDecision: Sendable, Equatable {
+    /// The event was accepted and recorded.
+    case allowed
+    /// Refused and not recorded; retry after this many seconds (≥ 1, for the `Retry-After` header).
+    case limited(retryAfterSeconds: Int)
+}
+
+/// Rows removed by `Store.purgeExpired`.
+public struct PurgeCounts: Sendable, Equatable {
+    public var challenges: Int
+    public var rateEvents: Int
+    public var budgets: Int
+
+    public init(challenges: Int = 0, rateEvents: Int = 0, budgets: Int = 0) {
+        self.challenges = challenges
+        self.rateEvents = rateEvents
+        self.budgets = budgets
+    }
+}

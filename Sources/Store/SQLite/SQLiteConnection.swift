@@ -1,0 +1,74 @@
+import CSQLite
+
+/// One SQLite connection, used by one thread at a time (opened `SQLITE_OPEN_NOMUTEX`: the pool
+/// guarantees exclusivity, so SQLite's own mutexes would be pure cost), with its prepared
+/// statements cached by SQL text.
+final class SQLiteConnection {
+    let handle: OpaquePointer
+    private var statements: [String: SQLiteStatement] = [:]
+
+    /// Opens (creating if needed) the database file and configures the connection:
+    /// WAL (readers never block the writer), `synchronous=NORMAL` (durable at every checkpoint and
+    /// across process crashes; an OS crash may lose the last commits, never corrupt), a busy timeout
+    /// so concurrent writers queue instead of failing.
+    init(path: String, busyTimeoutMillis: Int32) throws(StoreError) {
+        var db: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let code = sqlite3_open_v2(path, &db, flags, nil)
+        guard code == SQLITE_OK, let db else {
+            let error = StoreError.sqlite(code, db, during: "open")
+            sqlite3_close_v2(db)
+            throw error
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, busyTimeoutMillis)
+        try execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+    }
+
+    deinit {
+        statements.removeAll()   // finalize every statement before closing
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs `body` with the cached statement for `sql`, reset afterwards whatever happens
+    /// (an unreset statement would keep its read transaction open).
+    func with<R>(_ sql: String, _ body: (SQLiteStatement) throws(StoreError) -> R) throws(StoreError) -> R {
+        let statement: SQLiteStatement
+        if let cached = statements[sql] {
+            statement = cached
+        } else {
+            statement = try SQLiteStatement(db: handle, sql: sql)
+            statements[sql] = statement
+        }
+        defer { statement.reset() }
+        return try body(statement)
+    }
+
+    /// Rows changed by the latest INSERT/UPDATE/DELETE on this connection.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// Runs a script of one or more statements without results (pragmas, migrations).
+    func execute(_ script: String) throws(StoreError) {
+        let code = sqlite3_exec(handle, script, nil, nil, nil)
+        guard code == SQLITE_OK else { throw .sqlite(code, handle, during: "exec") }
+    }
+
+    /// A write transaction begun with `BEGIN IMMEDIATE`, which takes the write lock up front (waiting
+    /// through the busy timeout): a deferred transaction that reads and then writes can fail with
+    /// `SQLITE_BUSY_SNAPSHOT` without the busy handler ever running (CLIBS.md). Rolled back on error.
+    func immediateTransaction<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
+        try with("BEGIN IMMEDIATE") { statement throws(StoreError) in try statement.run() }
+        let result: R
+        do {
+            result = try body()
+            try with("COMMIT") { statement throws(StoreError) in try statement.run() }
+        } catch {
+            // If COMMIT itself failed the transaction is still open; if BEGIN's body failed, likewise.
+            // A failing ROLLBACK (none open) changes nothing worth reporting over the first error.
+            try? with("ROLLBACK") { statement throws(StoreError) in try statement.run() }
+            throw error
+        }
+        return result
+    }
+}

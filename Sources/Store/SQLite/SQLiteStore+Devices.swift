@@ -1,0 +1,121 @@
+extension SQLiteStore {
+    private static let deviceColumns = """
+        id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, revoked_at, receipt
+        """
+
+    public func device(id: String) throws(StoreError) -> DeviceRecord? {
+        try pool.withConnection { connection throws(StoreError) in try Self.device(connection, id: id) }
+    }
+
+    public func registerDevice(_ record: DeviceRecord) throws(StoreError) -> RegisterOutcome {
+        try record.validate()
+        return try pool.withConnection { connection throws(StoreError) in
+            try connection.with("""
+                INSERT INTO devices (\(Self.deviceColumns))
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                ON CONFLICT (id) DO NOTHING
+                """) { statement throws(StoreError) in
+                try statement.bind(1, record.id)
+                try statement.bind(2, record.platform)
+                try statement.bind(3, record.publicKey)
+                try statement.bind(4, Int64(record.counter))
+                try statement.bind(5, record.environment)
+                try statement.bind(6, record.createdAt)
+                try statement.bind(7, record.lastSeenAt)
+                try statement.bind(8, record.revoked ? 1 : 0)
+                try statement.bind(9, record.revokedAt)
+                try statement.bind(10, record.receipt)
+                try statement.run()
+            }
+            if connection.changes == 1 { return .inserted }
+            // Devices are never deleted, so the row that won the conflict is there to read.
+            guard let existing = try Self.device(connection, id: record.id) else {
+                throw StoreError(.unavailable, "device_vanished", detail: "insert conflicted but no row found")
+            }
+            return .existing(existing)
+        }
+    }
+
+    public func advanceCounter(deviceID: String, publicKey: [UInt8], to newCounter: UInt32, now: Int64) throws(StoreError) -> Bool {
+        try pool.withConnection { connection throws(StoreError) in
+            // Compare-and-set in one statement: same key, not revoked, strictly increasing.
+            try connection.with("""
+                UPDATE devices SET counter = ?3, last_seen_at = ?4
+                WHERE id = ?1 AND public_key = ?2 AND counter < ?3 AND revoked = 0
+                """) { statement throws(StoreError) in
+                try statement.bind(1, deviceID)
+                try statement.bind(2, publicKey)
+                try statement.bind(3, Int64(newCounter))
+                try statement.bind(4, now)
+                try statement.run()
+            }
+            return connection.changes == 1
+        }
+    }
+
+    @discardableResult
+    public func markSeen(deviceID: String, now: Int64) throws(StoreError) -> Bool {
+        try pool.withConnection { connection throws(StoreError) in
+            try connection.with("UPDATE devices SET last_seen_at = ?2 WHERE id = ?1") { statement throws(StoreError) in
+                try statement.bind(1, deviceID)
+                try statement.bind(2, now)
+                try statement.run()
+            }
+            return connection.changes == 1
+        }
+    }
+
+    @discardableResult
+    public func setRevoked(deviceID: String, _ revoked: Bool, now: Int64) throws(StoreError) -> Bool {
+        try pool.withConnection { connection throws(StoreError) in
+            // Revoking twice keeps the first revocation time; un-revoking clears it.
+            try connection.with("""
+                UPDATE devices
+                SET revoked_at = CASE WHEN ?2 = 0 THEN NULL WHEN revoked = 1 THEN revoked_at ELSE ?3 END,
+                    revoked = ?2
+                WHERE id = ?1
+                """) { statement throws(StoreError) in
+                try statement.bind(1, deviceID)
+                try statement.bind(2, revoked ? 1 : 0)
+                try statement.bind(3, now)
+                try statement.run()
+            }
+            return connection.changes == 1
+        }
+    }
+
+    public func listDevices(attestedBefore: Int64?) throws(StoreError) -> [DeviceRecord] {
+        try pool.withConnection { connection throws(StoreError) in
+            try connection.with("""
+                SELECT \(Self.deviceColumns) FROM devices
+                WHERE ?1 IS NULL OR created_at < ?1
+                ORDER BY created_at, id
+                """) { statement throws(StoreError) in
+                try statement.bind(1, attestedBefore)
+                var records: [DeviceRecord] = []
+                while try statement.step() { records.append(try Self.record(statement)) }
+                return records
+            }
+        }
+    }
+
+    private static func device(_ connection: SQLiteConnection, id: String) throws(StoreError) -> DeviceRecord? {
+        try connection.with("SELECT \(deviceColumns) FROM devices WHERE id = ?1") { statement throws(StoreError) in
+            try statement.bind(1, id)
+            return try statement.step() ? try record(statement) : nil
+        }
+    }
+
+    /// Decodes a row selected with `deviceColumns`.
+    private static func record(_ row: SQLiteStatement) throws(StoreError) -> DeviceRecord {
+        // The schema's CHECK keeps counter in UInt32's range; a row outside it is corruption, not a trap.
+        guard let counter = UInt32(exactly: row.int64(3)) else {
+            throw StoreError(.unavailable, "sqlite_corrupt", detail: "device counter out of range")
+        }
+        return DeviceRecord(
+            id: row.text(0), platform: row.text(1), publicKey: row.bytes(2), counter: counter,
+            environment: row.text(4), createdAt: row.int64(5), lastSeenAt: row.int64(6),
+            revoked: row.int64(7) != 0, revokedAt: row.optionalInt64(8), receipt: row.bytes(9)
+        )
+    }
+}

@@ -1,0 +1,93 @@
+import XCTest
+import CSQLite
+@testable import Store
+
+/// A fresh SQLite file per test.
+final class SQLiteHarness: StoreHarness {
+    let directory: TemporaryDirectory
+    var path: String { directory.path + "/keyward.db" }
+
+    init() throws { directory = try TemporaryDirectory() }
+
+    func open() throws -> any Store { try SQLiteStore(path: path) }
+}
+
+final class SQLiteStoreTests: XCTestCase {
+    private func harness() throws -> SQLiteHarness { try SQLiteHarness() }
+
+    func testChallengeIsSpentExactlyOnce() throws { try StoreConformance.challengeIsSpentExactlyOnce(harness()) }
+    func testSpentChallengeCannotBePutAgain() throws { try StoreConformance.spentChallengeCannotBePutAgain(harness()) }
+    func testExpiredChallengeIsRefused() throws { try StoreConformance.expiredChallengeIsRefused(harness()) }
+    func testWrongLengthHashIsRefusedBeforeTheStore() throws { try StoreConformance.wrongLengthHashIsRefusedBeforeTheStore(harness()) }
+    func testConcurrentSpendsOfOneChallengeSucceedOnce() throws { try StoreConformance.concurrentSpendsOfOneChallengeSucceedOnce(harness()) }
+    func testRegisterNeverOverwrites() throws { try StoreConformance.registerNeverOverwrites(harness()) }
+    func testCounterAdvancesOnlyUpwardOnTheSameKey() throws { try StoreConformance.counterAdvancesOnlyUpwardOnTheSameKey(harness()) }
+    func testConcurrentAdvancesToOneValueHaveOneWinner() throws { try StoreConformance.concurrentAdvancesToOneValueHaveOneWinner(harness()) }
+    func testCounterNeverGoesDownUnderRacingAdvances() throws { try StoreConformance.counterNeverGoesDownUnderRacingAdvances(harness()) }
+    func testRevocationRoundTrip() throws { try StoreConformance.revocationRoundTrip(harness()) }
+    func testFiftyConcurrentConsumersGetExactlyFive() throws { try StoreConformance.fiftyConcurrentConsumersGetExactlyFive(harness()) }
+    func testWindowBoundaryAllowsNoDoubleBurst() throws { try StoreConformance.windowBoundaryAllowsNoDoubleBurst(harness()) }
+    func testRetryAfterWaitsForTheOldestCountedEvent() throws { try StoreConformance.retryAfterWaitsForTheOldestCountedEvent(harness()) }
+    func testDailyLimitSurvivesReopen() throws { try StoreConformance.dailyLimitSurvivesReopen(harness()) }
+    func testBudgetIsPerKeyPerDay() throws { try StoreConformance.budgetIsPerKeyPerDay(harness()) }
+    func testMigrationsAreIdempotentOnReopen() throws { try StoreConformance.migrationsAreIdempotentOnReopen(harness()) }
+    func testPurgeRemovesOnlyWhatExpired() throws { try StoreConformance.purgeRemovesOnlyWhatExpired(harness()) }
+
+    // MARK: SQLite specifics
+
+    func testMigrationsAreRecordedOnceAndTheFileIsInWALMode() throws {
+        let harness = try harness()
+        _ = try harness.open()
+        _ = try harness.open()
+        let store = try SQLiteStore(path: harness.path)
+        let rows = try store.pool.withConnection { connection throws(StoreError) in
+            try connection.with("SELECT version, name FROM schema_migrations ORDER BY version") { statement throws(StoreError) in
+                var rows: [String] = []
+                while try statement.step() { rows.append("\(statement.int64(0)) \(statement.text(1))") }
+                return rows
+            }
+        }
+        XCTAssertEqual(rows, SQLiteMigrations.all.map { "\($0.version) \($0.name)" })
+        let mode = try store.pool.withConnection { connection throws(StoreError) in
+            try connection.with("PRAGMA journal_mode") { statement throws(StoreError) in try statement.step() ? statement.text(0) : "" }
+        }
+        XCTAssertEqual(mode, "wal")
+    }
+
+    func testDatabaseFromANewerKeywardIsRefused() throws {
+        let harness = try harness()
+        let store = try SQLiteStore(path: harness.path)
+        try store.pool.withConnection { connection throws(StoreError) in
+            try connection.execute("INSERT INTO schema_migrations VALUES (999, 'future', 0)")
+        }
+        XCTAssertThrowsError(try SQLiteStore(path: harness.path)) { error in
+            XCTAssertEqual((error as? StoreError)?.reason, "schema_newer")
+            XCTAssertEqual((error as? StoreError)?.kind, .schema)
+        }
+    }
+
+    func testUnopenableFileIsUnavailableNotATrap() throws {
+        XCTAssertThrowsError(try SQLiteStore(path: "/nonexistent-dir/keyward.db")) { error in
+            XCTAssertEqual((error as? StoreError)?.reason, "sqlite_open")
+            XCTAssertEqual((error as? StoreError)?.kind, .unavailable)
+        }
+        XCTAssertThrowsError(try SQLiteStore(path: ":memory:")) { XCTAssertEqual(($0 as? StoreError)?.reason, "sqlite_path") }
+    }
+
+    func testOpenStoreReadsSQLiteURLs() throws {
+        let harness = try harness()
+        let store = try openStore(url: "sqlite://" + harness.path)
+        XCTAssertTrue(store is SQLiteStore)
+        XCTAssertEqual((store as? SQLiteStore)?.path, harness.path)
+        XCTAssertThrowsError(try openStore(url: "mysql://x")) { XCTAssertEqual(($0 as? StoreError)?.reason, "store_url") }
+    }
+
+    func testTwoStoresOnOneFileShareState() throws {
+        let harness = try harness()
+        let first = try harness.open()
+        let second = try harness.open()
+        try first.putChallenge(hash: StoreConformance.hash(1), expiresAt: StoreConformance.now + 60)
+        XCTAssertTrue(try second.spendChallenge(hash: StoreConformance.hash(1), now: StoreConformance.now))
+        XCTAssertFalse(try first.spendChallenge(hash: StoreConformance.hash(1), now: StoreConformance.now))
+    }
+}
