@@ -1,1 +1,20 @@
 #pragma once
+// OpenSSL 3 helpers Swift cannot call directly: function-like macros (sk_X509_*, OPENSSL_free)
+// and flag macros built from other macros (XN_FLAG_RFC2253). Owned by KeywardCrypto.
+#include <openssl/crypto.h>
+#include <openssl/x509.h>
+
+/// sk_X509_new_null(): an empty, unowned stack of certificates.
+STACK_OF(X509) *keyward_sk_X509_new_null(void);
+/// sk_X509_push(): appends without taking a reference; returns the new count, 0 on failure.
+int keyward_sk_X509_push(STACK_OF(X509) *stack, X509 *cert);
+/// sk_X509_free(): frees the stack only, not the certificates it lists.
+void keyward_sk_X509_free(STACK_OF(X509) *stack);
+/// sk_X509_num(): number of certificates, -1 for NULL.
+int keyward_sk_X509_num(const STACK_OF(X509) *stack);
+/// sk_X509_value(): borrowed certificate at `index`, NULL when out of range.
+X509 *keyward_sk_X509_value(const STACK_OF(X509) *stack, int index);
+/// OPENSSL_free(): frees memory OpenSSL allocated for us.
+void keyward_OPENSSL_free(void *pointer);
+/// XN_FLAG_RFC2253 for X509_NAME_print_ex (RFC 2253 one-line form).
+unsigned long keyward_XN_FLAG_RFC2253(void);

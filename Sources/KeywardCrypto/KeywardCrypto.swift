@@ -1,1 +1,0 @@
-// KeywardCrypto: see DESIGN.md §4.
