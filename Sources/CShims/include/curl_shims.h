@@ -1,1 +1,39 @@
 #pragma once
+// Typed wrappers over libcurl's variadic setters and its function-like macros, which Swift cannot
+// call (CLIBS.md). Each wrapper passes exactly the argument type the option documents
+// (https://curl.se/libcurl/c/curl_easy_setopt.html), so the variadic call is well-typed.
+// Owner: Upstream.
+#include <curl/curl.h>
+
+/// `curl_easy_setopt` for CURLOPTTYPE_LONG options (flags, milliseconds, enums).
+CURLcode kw_curl_easy_setopt_long(CURL *handle, CURLoption option, long value);
+/// `curl_easy_setopt` for CURLOPTTYPE_OFF_T options (sizes in bytes, e.g. POSTFIELDSIZE_LARGE).
+CURLcode kw_curl_easy_setopt_off(CURL *handle, CURLoption option, curl_off_t value);
+/// `curl_easy_setopt` for string, object and data-pointer options (URL, HTTPHEADER, PRIVATE, *DATA).
+/// String options are copied by libcurl, except CURLOPT_POSTFIELDS (use COPYPOSTFIELDS).
+CURLcode kw_curl_easy_setopt_pointer(CURL *handle, CURLoption option, const void *value);
+
+/// CURLOPT_WRITEFUNCTION: the response body callback.
+CURLcode kw_curl_easy_set_write_function(CURL *handle, curl_write_callback callback);
+/// CURLOPT_HEADERFUNCTION: one call per complete response header line (CRLF included).
+CURLcode kw_curl_easy_set_header_function(CURL *handle, curl_write_callback callback);
+/// CURLOPT_PREREQFUNCTION (libcurl ≥ 7.80): called once a connection is ready, before the request is sent.
+CURLcode kw_curl_easy_set_prereq_function(CURL *handle, curl_prereq_callback callback);
+
+/// `curl_easy_getinfo` for CURLINFO_PRIVATE (the pointer set through CURLOPT_PRIVATE).
+CURLcode kw_curl_easy_getinfo_private(CURL *handle, void **value);
+/// `curl_easy_getinfo` for CURLINFO_LONG values (e.g. CURLINFO_RESPONSE_CODE).
+CURLcode kw_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
+
+/// `curl_multi_setopt` for long-valued multi options (connection limits, cache size).
+CURLMcode kw_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
+
+/// CURL_WRITEFUNC_PAUSE: returned from a write callback, pauses the transfer; libcurl keeps the
+/// chunk and delivers it again after `curl_easy_pause(CURLPAUSE_CONT)`.
+size_t kw_curl_writefunc_pause(void);
+/// CURLPAUSE_CONT: unpause both directions.
+int kw_curl_pause_cont(void);
+
+/// The CURLMsg fields Swift cannot read through the union: the easy handle and, for CURLMSG_DONE,
+/// its result. Returns 1 for a CURLMSG_DONE message, 0 for any other message.
+int kw_curl_msg_done(const CURLMsg *message, CURL **handle, CURLcode *result);

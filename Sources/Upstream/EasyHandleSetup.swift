@@ -1,0 +1,98 @@
+import CCurl
+import CShims
+
+/// Builds one easy handle for one request (https://curl.se/libcurl/c/curl_easy_setopt.html).
+///
+/// Runs on the caller's thread, so the multi thread only adds a ready handle. Options that matter:
+/// HTTP/1.1 only (field order and case reach the upstream as given, and the per-host limit counts
+/// real connections), no redirects, no proxy from the environment, http/https only, the path as is,
+/// no content decoding, TLS peer and host verification left on (libcurl's default).
+enum EasyHandleSetup {
+    /// Fills `state.easy` and `state.headerList` for `request`.
+    /// - Throws: `UpstreamError.invalidRequest` for a URL that is not http(s), a method that is not a
+    ///   token, a HEAD with a body, a bad header; `.protocolError` if libcurl refuses an option.
+    static func configure(
+        _ state: TransferState, request: UpstreamRequest, configuration: UpstreamClient.Configuration
+    ) throws(UpstreamError) {
+        let scheme = request.url.prefix(8).lowercased()
+        guard scheme.hasPrefix("http://") || scheme.hasPrefix("https://") else {
+            throw .invalidRequest("URL scheme is not http or https")
+        }
+        guard HTTPToken.isToken(request.method) else { throw .invalidRequest("method is not a token") }
+        let isHead = request.method == "HEAD"
+        if isHead && !request.body.isEmpty { throw .invalidRequest("HEAD with a body") }
+        // RFC 9110 §8.6: send Content-Length when the method defines content, even if it is empty.
+        let hasContent = !request.body.isEmpty || ["POST", "PUT", "PATCH"].contains(request.method)
+        let lines = try RequestHeaderLines.make(request.headers, hasContent: hasContent)
+
+        guard CurlGlobal.isInitialized, let easy = curl_easy_init() else {
+            throw .protocolError("curl_easy_init failed")
+        }
+        state.easy = easy
+        for line in lines {
+            guard let appended = curl_slist_append(state.headerList, line) else {
+                throw .protocolError("curl_slist_append failed")
+            }
+            state.headerList = appended
+        }
+
+        try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_URL, request.url))
+        try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_PROTOCOLS_STR, "http,https"))
+        try check(kw_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1)))
+        try check(kw_curl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0))
+        try check(kw_curl_easy_setopt_long(easy, CURLOPT_PATH_AS_IS, 1))
+        try check(kw_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
+        try check(kw_curl_easy_setopt_long(easy, CURLOPT_HTTP_CONTENT_DECODING, 0))
+        try check(kw_curl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1))
+        // "" disables proxies, including http_proxy/https_proxy from the environment.
+        try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_PROXY, configuration.proxy ?? ""))
+        if let caBundlePath = configuration.caBundlePath {
+            try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_CAINFO, caBundlePath))
+        }
+        try check(kw_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, request.connectTimeoutMs)))
+
+        if isHead {
+            try check(kw_curl_easy_setopt_long(easy, CURLOPT_NOBODY, 1))
+        } else if hasContent {
+            // POSTFIELDSIZE first, or COPYPOSTFIELDS would strlen() the body. COPYPOSTFIELDS copies
+            // the bytes into the handle and switches it to POST; the custom method keeps that framing.
+            try check(kw_curl_easy_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count)))
+            let copied = request.body.withUnsafeBytes { bytes in
+                "".withCString { empty in
+                    kw_curl_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, bytes.baseAddress ?? UnsafeRawPointer(empty))
+                }
+            }
+            try check(copied)
+            if request.method != "POST" {
+                try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_CUSTOMREQUEST, request.method))
+            }
+        } else if request.method != "GET" {
+            try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_CUSTOMREQUEST, request.method))
+        }
+        try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, state.headerList))
+
+        let context = state.opaque
+        try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_PRIVATE, context))
+        try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context))
+        try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context))
+        try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_PREREQDATA, context))
+        try check(kw_curl_easy_set_write_function(easy) { data, size, count, userdata in
+            guard let data, let userdata else { return 0 }
+            let chunk = UnsafeRawBufferPointer(start: data, count: size * count)
+            return TransferState.from(userdata).receiveBody(chunk, now: MonotonicClock.nowMs())
+        })
+        try check(kw_curl_easy_set_header_function(easy) { data, size, count, userdata in
+            guard let data, let userdata else { return 0 }
+            let line = UnsafeRawBufferPointer(start: data, count: size * count)
+            return TransferState.from(userdata).receiveHeaderLine(line, now: MonotonicClock.nowMs())
+        })
+        try check(kw_curl_easy_set_prereq_function(easy) { userdata, _, _, _, _ in
+            if let userdata { TransferState.from(userdata).connectionReady(now: MonotonicClock.nowMs()) }
+            return CURL_PREREQFUNC_OK
+        })
+    }
+
+    private static func check(_ code: CURLcode) throws(UpstreamError) {
+        guard code == CURLE_OK else { throw .protocolError("libcurl refused an option: " + CurlErrorMapping.describe(code)) }
+    }
+}

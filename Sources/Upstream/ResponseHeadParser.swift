@@ -1,0 +1,94 @@
+/// Assembles the final response head from the header lines libcurl hands over one by one
+/// (CURLOPT_HEADERFUNCTION: every status line and header line of every response, 1xx included,
+/// then the blank line ending each head, then any chunked trailers).
+///
+/// Rules, RFC 9112: a status line is `HTTP/<major>.<minor> <3 digits>[ <reason>]` (§4); a field line
+/// is `name ":" OWS value OWS` with a token name (§5, RFC 9110 §5.6.2); a line starting with SP or
+/// HTAB continues the previous value and is joined with one SP (obs-fold, §5.2); a 1xx head is
+/// interim and skipped (RFC 9110 §15.2). Lines after the final head (trailers) are ignored.
+struct ResponseHeadParser {
+    /// What one line completed.
+    enum Event: Equatable {
+        case none
+        case head(status: Int)
+    }
+
+    private var status: Int?
+    /// The final head's fields, in arrival order, once `consume` has returned `.head`.
+    private(set) var headers: [(String, String)] = []
+    /// True once the final head has been returned.
+    private(set) var isComplete = false
+
+    /// Feeds one line (its CRLF or LF included or not).
+    /// - Throws: `UpstreamError.protocolError` for a malformed status line or field line.
+    mutating func consume(line raw: UnsafeRawBufferPointer) throws(UpstreamError) -> Event {
+        if isComplete { return .none }
+        var line = raw[...]
+        if line.last == UInt8(ascii: "\n") { line = line.dropLast() }
+        if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
+
+        guard let current = status else {
+            status = try Self.parseStatusLine(line)
+            return .none
+        }
+        if line.isEmpty {
+            if (100..<200).contains(current) {
+                status = nil
+                headers.removeAll(keepingCapacity: true)
+                return .none
+            }
+            isComplete = true
+            return .head(status: current)
+        }
+        if let first = line.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") {
+            guard let last = headers.popLast() else { throw .protocolError("folded line before any field") }
+            let more = Self.trimmingOWS(line)
+            headers.append((last.0, more.isEmpty ? last.1 : last.1 + " " + Self.text(more)))
+            return .none
+        }
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
+            throw .protocolError("field line without a colon")
+        }
+        let name = line[line.startIndex..<colon]
+        guard !name.isEmpty, name.allSatisfy(HTTPToken.isTokenByte) else {
+            throw .protocolError("invalid field name")
+        }
+        let value = Self.trimmingOWS(line[(colon + 1)...])
+        headers.append((Self.text(name), Self.text(value)))
+        return .none
+    }
+
+    /// Parses `HTTP/x.y NNN[ reason]` (RFC 9112 §4) into its status code.
+    private static func parseStatusLine(_ line: Slice<UnsafeRawBufferPointer>) throws(UpstreamError) -> Int {
+        let bytes = Array(line)
+        // "HTTP/1.1 200" is the shortest form; HTTP/2 status lines from libcurl read "HTTP/2 200".
+        guard bytes.starts(with: Array("HTTP/".utf8)), let space = bytes.firstIndex(of: UInt8(ascii: " ")),
+              space + 4 <= bytes.count
+        else { throw .protocolError("malformed status line") }
+        let digits = bytes[(space + 1)..<(space + 4)]
+        guard digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+              space + 4 == bytes.count || bytes[space + 4] == UInt8(ascii: " ")
+        else { throw .protocolError("malformed status line") }
+        let code = digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+        guard (100...599).contains(code) else { throw .protocolError("status code out of range") }
+        return code
+    }
+
+    /// Drops leading and trailing SP and HTAB (OWS, RFC 9110 §5.6.3).
+    private static func trimmingOWS(_ bytes: Slice<UnsafeRawBufferPointer>) -> Slice<UnsafeRawBufferPointer> {
+        let isOWS: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        guard let start = bytes.firstIndex(where: { !isOWS($0) }),
+              let end = bytes.lastIndex(where: { !isOWS($0) })
+        else { return bytes[bytes.endIndex...] }
+        return bytes[start...end]
+    }
+
+    /// Field text: UTF-8 when valid, otherwise each byte as its Latin-1 character (RFC 9110 §5.5
+    /// obs-text), so no byte is silently replaced.
+    private static func text(_ bytes: Slice<UnsafeRawBufferPointer>) -> String {
+        if bytes.allSatisfy({ $0 < 0x80 }) || String(validating: bytes, as: UTF8.self) != nil {
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
+    }
+}

@@ -1,0 +1,141 @@
+import CCurl
+import CShims
+import Synchronization
+
+/// One transfer's libcurl handle and progress, owned by the multi thread.
+///
+/// Concurrency: built on the caller's thread in `UpstreamClient.start`, then handed to the multi
+/// thread through the inbox (a mutex: happens-before). From then on every `var` is read and written
+/// only on the multi thread — inside libcurl's callbacks or the loop — except `cancelRequested`,
+/// an atomic any thread may set. Hence `@unchecked Sendable`.
+final class TransferState: @unchecked Sendable {
+    let handler: any UpstreamResponseHandler
+    /// The easy handle (CURL *); nil when setup failed.
+    var easy: UnsafeMutableRawPointer?
+    /// The CURLOPT_HTTPHEADER list, freed with the handle.
+    var headerList: UnsafeMutablePointer<curl_slist>?
+    /// Why the handle could not be built; the loop completes the transfer with it.
+    var setupError: UpstreamError?
+    /// Idle window in milliseconds (0 = none), from the request.
+    let idleTimeoutMs: Int64
+
+    /// Set by `cancel()` on any thread; callbacks then abort the transfer.
+    let cancelRequested = Atomic<Bool>(false)
+
+    private var parser = ResponseHeadParser()
+    /// Whether `upstreamHead` has been called.
+    private(set) var headDelivered = false
+    /// Whether libcurl reported a connection ready (CURLOPT_PREREQFUNCTION): the idle timer runs from then.
+    private(set) var isConnected = false
+    /// Monotonic milliseconds of the last byte seen (or of the connection, or of the last resume).
+    private(set) var lastActivityMs: Int64 = 0
+    /// The handler returned false and has not been resumed.
+    private(set) var handlerPaused = false
+    /// A write callback returned CURL_WRITEFUNC_PAUSE: libcurl holds a chunk and waits for CURLPAUSE_CONT.
+    private(set) var curlPaused = false
+    /// An error a callback recorded before aborting the transfer (parse failure, cancellation).
+    private(set) var callbackFailure: UpstreamError?
+    /// Set once `upstreamComplete` has been called.
+    var isFinished = false
+
+    init(handler: any UpstreamResponseHandler, idleTimeoutMs: Int) {
+        self.handler = handler
+        self.idleTimeoutMs = Int64(max(0, idleTimeoutMs))
+    }
+
+    /// The opaque pointer libcurl carries for this state (CURLOPT_PRIVATE and the callbacks'
+    /// userdata). Unretained: the loop's table of active transfers keeps the state alive.
+    var opaque: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    /// Recovers the state from a callback's userdata.
+    static func from(_ opaque: UnsafeMutableRawPointer) -> TransferState {
+        Unmanaged<TransferState>.fromOpaque(opaque).takeUnretainedValue()
+    }
+
+    // MARK: libcurl callbacks (multi thread)
+
+    /// CURLOPT_PREREQFUNCTION: a connection (new or reused) is ready; the idle window starts.
+    func connectionReady(now: Int64) {
+        isConnected = true
+        lastActivityMs = now
+    }
+
+    /// CURLOPT_HEADERFUNCTION: one header line. Returns the bytes taken; anything else aborts the
+    /// transfer (CURLE_WRITE_ERROR), with the reason kept in `callbackFailure`.
+    func receiveHeaderLine(_ line: UnsafeRawBufferPointer, now: Int64) -> Int {
+        if cancelRequested.load(ordering: .relaxed) {
+            callbackFailure = .cancelled
+            return 0
+        }
+        lastActivityMs = now
+        do {
+            if case .head(let status) = try parser.consume(line: line) {
+                headDelivered = true
+                handler.upstreamHead(status: status, headers: parser.headers)
+            }
+        } catch {
+            callbackFailure = error
+            return 0
+        }
+        return line.count
+    }
+
+    /// CURLOPT_WRITEFUNCTION: one body chunk. Returns its size when taken, CURL_WRITEFUNC_PAUSE to
+    /// have libcurl hold it while the handler is paused, or 0 to abort.
+    func receiveBody(_ chunk: UnsafeRawBufferPointer, now: Int64) -> Int {
+        if cancelRequested.load(ordering: .relaxed) {
+            callbackFailure = .cancelled
+            return 0
+        }
+        if handlerPaused {
+            curlPaused = true
+            return kw_curl_writefunc_pause()
+        }
+        guard headDelivered else {
+            callbackFailure = .protocolError("body before the response head")
+            return 0
+        }
+        lastActivityMs = now
+        if !handler.upstreamBody(chunk) { handlerPaused = true }
+        return chunk.count
+    }
+
+    // MARK: Loop operations (multi thread)
+
+    /// Applies `resume()`: clears the handler's pause and, when libcurl itself is paused, unpauses it
+    /// (`curl_easy_pause` may deliver the held chunk right away, re-entering `receiveBody`).
+    /// - Returns: false when libcurl refused to unpause.
+    func resume(now: Int64) -> Bool {
+        guard handlerPaused else { return true }
+        handlerPaused = false
+        lastActivityMs = now
+        guard curlPaused, let easy else { return true }
+        curlPaused = false
+        return curl_easy_pause(easy, kw_curl_pause_cont()) == CURLE_OK
+    }
+
+    /// The idle deadline in monotonic milliseconds, or nil when no idle timer runs: no window set,
+    /// the connection not ready yet (libcurl's connect timeout applies), or the handler paused.
+    var idleDeadlineMs: Int64? {
+        guard idleTimeoutMs > 0, isConnected, !handlerPaused else { return nil }
+        return lastActivityMs + idleTimeoutMs
+    }
+
+    /// The error for a transfer libcurl finished with `code`.
+    func outcome(for code: CURLcode) -> UpstreamError? {
+        if let callbackFailure { return callbackFailure }
+        if cancelRequested.load(ordering: .relaxed) { return .cancelled }
+        if code == CURLE_OK { return headDelivered ? nil : .protocolError("no response head") }
+        return CurlErrorMapping.error(for: code, connected: isConnected)
+    }
+
+    /// Frees the libcurl resources (after the handle left the multi).
+    func releaseHandle() {
+        if let easy { curl_easy_cleanup(easy) }
+        easy = nil
+        if let headerList { curl_slist_free_all(headerList) }
+        headerList = nil
+    }
+
+    deinit { releaseHandle() }
+}

@@ -1,1 +1,0 @@
-// Upstream: see DESIGN.md §4.

@@ -1,0 +1,77 @@
+/// Keyward's calling side: streamed HTTP/1.1 requests to providers and Google over one libcurl
+/// multi handle, driven by the client's own thread (see `MultiLoop`).
+///
+/// Each request gets a fresh easy handle; connections are reused through the multi handle's
+/// connection cache, at most `maxConnectionsPerHost` per host (more requests wait for a free one).
+/// Create one client per process and keep it; `shutdown()` (or releasing it) cancels what is running.
+public final class UpstreamClient: Sendable {
+    /// Connection pool and TLS settings.
+    public struct Configuration: Sendable {
+        /// Most simultaneous connections to one host:port (CURLMOPT_MAX_HOST_CONNECTIONS); 0 = no limit.
+        public var maxConnectionsPerHost: Int
+        /// Most simultaneous connections overall (CURLMOPT_MAX_TOTAL_CONNECTIONS); 0 = no limit.
+        public var maxTotalConnections: Int
+        /// Idle connections kept for reuse (CURLMOPT_MAXCONNECTS); 0 = libcurl's default (grows with the
+        /// number of transfers).
+        public var connectionCacheSize: Int
+        /// A PEM CA bundle to verify upstream certificates against instead of the system's
+        /// (CURLOPT_CAINFO); nil = the system bundle. Verification itself is never turned off.
+        public var caBundlePath: String?
+        /// An explicit egress proxy URL (CURLOPT_PROXY); nil = none, and `http_proxy`-style
+        /// environment variables are ignored.
+        public var proxy: String?
+
+        public init(
+            maxConnectionsPerHost: Int = 64, maxTotalConnections: Int = 0, connectionCacheSize: Int = 0,
+            caBundlePath: String? = nil, proxy: String? = nil
+        ) {
+            self.maxConnectionsPerHost = maxConnectionsPerHost
+            self.maxTotalConnections = maxTotalConnections
+            self.connectionCacheSize = connectionCacheSize
+            self.caBundlePath = caBundlePath
+            self.proxy = proxy
+        }
+    }
+
+    private let configuration: Configuration
+    private let loop: MultiLoop
+
+    /// Starts the client's thread. Calls `curl_global_init` first if this is the first client.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        self.loop = MultiLoop(configuration: configuration)
+    }
+
+    /// Same as `init(configuration:)` with only the per-host connection limit set.
+    public convenience init(maxConnectionsPerHost: Int) {
+        self.init(configuration: Configuration(maxConnectionsPerHost: maxConnectionsPerHost))
+    }
+
+    deinit { loop.shutdown(wait: false) }
+
+    /// Starts `request` and streams its response to `handler` (on the client's thread).
+    /// Never throws: an unusable request completes the handler with `.invalidRequest`.
+    /// - Returns: the transfer, to `resume()` after back-pressure or to `cancel()`.
+    @discardableResult
+    public func start(_ request: UpstreamRequest, handler: any UpstreamResponseHandler) -> UpstreamTransfer {
+        let state = TransferState(handler: handler, idleTimeoutMs: request.idleTimeoutMs)
+        do {
+            try EasyHandleSetup.configure(state, request: request, configuration: configuration)
+        } catch {
+            state.releaseHandle()
+            state.setupError = error
+        }
+        loop.enqueueStart(state)
+        return UpstreamTransfer(state: state, loop: loop)
+    }
+
+    /// Cancels every transfer (each completes with `.cancelled`), stops the thread and frees the
+    /// multi handle; waits for that unless called from a handler. Later `start`s complete at once
+    /// with `.cancelled`.
+    public func shutdown() {
+        loop.shutdown(wait: true)
+    }
+
+    /// True when called on the client's own thread (inside a handler), where blocking is forbidden.
+    var isOnClientThread: Bool { loop.isLoopThread }
+}
