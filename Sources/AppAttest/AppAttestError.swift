@@ -6,11 +6,11 @@ public struct AppAttestError: Error, Sendable, Equatable, CustomStringConvertibl
         // Decoding (before any of Apple's steps).
         case malformedBase64 = "malformed_base64"
         case malformedCBOR = "malformed_cbor"
-        case attestationMalformed = "attestation_malformed"
-        case assertionMalformed = "assertion_malformed"
-        case authDataMalformed = "auth_data_malformed"
+        case attestationMalformed = "malformed_attestation"
+        case assertionMalformed = "malformed_assertion"
+        case authDataMalformed = "malformed_auth_data"
         case fmtUnexpected = "fmt_unexpected"
-        case certificateMalformed = "certificate_malformed"
+        case certificateMalformed = "malformed_certificate"
         // Attestation, Apple step 1.
         case chainLengthInvalid = "chain_length_invalid"
         case chainUntrusted = "chain_untrusted"
@@ -18,7 +18,7 @@ public struct AppAttestError: Error, Sendable, Equatable, CustomStringConvertibl
         case certificateNotYetValid = "certificate_not_yet_valid"
         // Attestation, Apple steps 2–4.
         case nonceExtensionMissing = "nonce_extension_missing"
-        case nonceExtensionMalformed = "nonce_extension_malformed"
+        case nonceExtensionMalformed = "malformed_nonce_extension"
         case nonceMismatch = "nonce_mismatch"
         // Attestation, Apple step 5.
         case publicKeyUnsupported = "public_key_unsupported"

@@ -69,7 +69,7 @@ final class AttestationObjectParsingTests: XCTestCase {
         bytes[0] = 0xa4
         CBOREncoder.append(.text("extra"), to: &bytes)
         CBOREncoder.append(.null, to: &bytes)
-        XCTAssertEqual(reason { try AttestationObject(bytes: bytes) }, "attestation_malformed")
+        XCTAssertEqual(reason { try AttestationObject(bytes: bytes) }, "malformed_attestation")
     }
 
     func testARealAttestationCutShortAnywhereIsRefusedWithoutTrapping() throws {

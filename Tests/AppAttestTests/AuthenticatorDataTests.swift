@@ -40,29 +40,29 @@ final class AuthenticatorDataTests: XCTestCase {
 
     func testAnythingAfterTheExtensionMapIsRefused() {
         let bytes = attestationData(tail: extensionMap + [0x00])
-        XCTAssertEqual(reason { try AuthenticatorData(bytes: bytes, layout: .attestation) }, "auth_data_malformed")
+        XCTAssertEqual(reason { try AuthenticatorData(bytes: bytes, layout: .attestation) }, "malformed_auth_data")
     }
 
     func testATrailingItemThatIsNotAMapIsRefused() {
         let bytes = rpIDHash + [0x40, 0, 0, 0, 1] + CBOREncoder.encode(.array([]))
-        XCTAssertEqual(reason { try AuthenticatorData(bytes: bytes, layout: .assertion) }, "auth_data_malformed")
+        XCTAssertEqual(reason { try AuthenticatorData(bytes: bytes, layout: .assertion) }, "malformed_auth_data")
     }
 
     func testTheEDFlagWithoutExtensionsIsRefused() {
-        XCTAssertEqual(reason { try AuthenticatorData(bytes: rpIDHash + [0xc0, 0, 0, 0, 1], layout: .assertion) }, "auth_data_malformed")
+        XCTAssertEqual(reason { try AuthenticatorData(bytes: rpIDHash + [0xc0, 0, 0, 0, 1], layout: .assertion) }, "malformed_auth_data")
     }
 
     func testACredentialIdLengthBeyondTheBufferIsRefused() {
         let bytes = attestationData(declaredLength: 0xffff)
-        XCTAssertEqual(reason { try AuthenticatorData(bytes: bytes, layout: .attestation) }, "auth_data_malformed")
+        XCTAssertEqual(reason { try AuthenticatorData(bytes: bytes, layout: .attestation) }, "malformed_auth_data")
     }
 
     func testAnAttestationWithoutTheATFlagIsRefused() {
-        XCTAssertEqual(reason { try AuthenticatorData(bytes: attestationData(flags: 0x00), layout: .attestation) }, "auth_data_malformed")
+        XCTAssertEqual(reason { try AuthenticatorData(bytes: attestationData(flags: 0x00), layout: .attestation) }, "malformed_auth_data")
     }
 
     func testDataShorterThan37BytesIsRefused() {
-        XCTAssertEqual(reason { try AuthenticatorData(bytes: [UInt8](repeating: 0, count: 36), layout: .assertion) }, "auth_data_malformed")
+        XCTAssertEqual(reason { try AuthenticatorData(bytes: [UInt8](repeating: 0, count: 36), layout: .assertion) }, "malformed_auth_data")
     }
 
     func testEveryTruncationOfAnAttestationAuthDataIsRefused() {
@@ -71,7 +71,7 @@ final class AuthenticatorDataTests: XCTestCase {
             let cut = Array(bytes[0..<length])
             // Cutting exactly before the extension map leaves a valid, shorter authData.
             if length == bytes.count - extensionMap.count { continue }
-            XCTAssertEqual(reason { try AuthenticatorData(bytes: cut, layout: .attestation) }, "auth_data_malformed", "length \(length)")
+            XCTAssertEqual(reason { try AuthenticatorData(bytes: cut, layout: .attestation) }, "malformed_auth_data", "length \(length)")
         }
     }
 }

@@ -13,8 +13,8 @@ final class NonceExtensionTests: XCTestCase {
     func testLongFormLengthsAreRefused() {
         let longOuter: [UInt8] = [0x30, 0x81, 0x24, 0xa1, 0x22, 0x04, 0x20] + nonce
         let longInner: [UInt8] = [0x30, 0x25, 0xa1, 0x23, 0x04, 0x81, 0x20] + nonce
-        XCTAssertEqual(reason { try NonceExtension.nonce(fromExtensionValue: longOuter) }, "nonce_extension_malformed")
-        XCTAssertEqual(reason { try NonceExtension.nonce(fromExtensionValue: longInner) }, "nonce_extension_malformed")
+        XCTAssertEqual(reason { try NonceExtension.nonce(fromExtensionValue: longOuter) }, "malformed_nonce_extension")
+        XCTAssertEqual(reason { try NonceExtension.nonce(fromExtensionValue: longInner) }, "malformed_nonce_extension")
     }
 
     func testWrongTagsExtraElementsTrailingBytesAndShortNoncesAreRefused() {
@@ -29,7 +29,7 @@ final class NonceExtensionTests: XCTestCase {
             [],
         ]
         for value in cases {
-            XCTAssertEqual(reason { try NonceExtension.nonce(fromExtensionValue: value) }, "nonce_extension_malformed", "\(value.prefix(8))")
+            XCTAssertEqual(reason { try NonceExtension.nonce(fromExtensionValue: value) }, "malformed_nonce_extension", "\(value.prefix(8))")
         }
     }
 }

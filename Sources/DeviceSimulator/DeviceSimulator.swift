@@ -1,1 +1,0 @@
-// DeviceSimulator: see DESIGN.md §4.
