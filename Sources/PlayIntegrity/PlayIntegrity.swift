@@ -1,1 +1,0 @@
-// PlayIntegrity: see DESIGN.md §4.
