@@ -1,1 +1,0 @@
-// ProviderRegistry: see DESIGN.md §4.

@@ -1,0 +1,48 @@
+/// A provider's key, prepared once for injection: the header field or query parameter it becomes,
+/// and every form of it that must never reach a client.
+///
+/// Build one per provider when secrets are loaded (and again on reload), not per request.
+/// `description` never shows the key.
+public struct ProviderCredential: Sendable, CustomStringConvertible {
+    /// The provider this credential belongs to.
+    public let providerName: String
+    /// The header to add (`Authorization: Bearer …`, `x-api-key: …`, `Authorization: Basic …`), or nil for query auth.
+    public let header: HeaderField?
+    /// `name=<percent-encoded key>` for query auth, or nil.
+    let queryParameter: String?
+    /// The query parameter name for query auth (compared ignoring case), or nil.
+    let queryName: String?
+    /// Byte strings whose presence in a response header means the key is echoed: the raw key, its
+    /// percent-encoded form, and the injected header value (Basic credentials are base64).
+    let sensitiveForms: [[UInt8]]
+
+    /// Prepares `secretValue` for `provider`.
+    /// - Throws: `SecretValueError` if the value is empty, too long, or contains control characters.
+    public init(provider: Provider, secretValue: String) throws(SecretValueError) {
+        try SecretValue.validate(secretValue)
+        providerName = provider.name
+        let encoded = PercentEncoding.encodeQueryComponent(secretValue)
+        var forms: [[UInt8]] = [Array(secretValue.utf8)]
+        if encoded != secretValue { forms.append(Array(encoded.utf8)) }
+        switch provider.auth {
+        case .header(let name, let format):
+            header = HeaderField(name: name, value: format.render(key: secretValue))
+            queryParameter = nil
+            queryName = nil
+        case .basic(let format):
+            // RFC 7617 §2: base64 of the user-pass string, UTF-8.
+            let token = Base64Encoding.standard(Array(format.render(key: secretValue).utf8))
+            header = HeaderField(name: "Authorization", value: "Basic " + token)
+            forms.append(Array(token.utf8))
+            queryParameter = nil
+            queryName = nil
+        case .query(let name):
+            header = nil
+            queryParameter = PercentEncoding.encodeQueryComponent(name) + "=" + encoded
+            queryName = ASCII.lowercased(name)
+        }
+        sensitiveForms = forms
+    }
+
+    public var description: String { "ProviderCredential(\(providerName), redacted)" }
+}

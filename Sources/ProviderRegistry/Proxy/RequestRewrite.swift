@@ -1,0 +1,61 @@
+/// What the upstream receives in place of the client's headers and query (issue 4, "Request rewrite").
+public enum RequestRewrite {
+    /// The upstream request headers, in this order (issue 4):
+    /// 1. the client's headers in their order, minus hop-by-hop fields (RFC 9110 §7.6.1) including
+    ///    those named by `Connection`, `Authorization`, `Proxy-Authorization`, `Cookie`, `Forwarded`,
+    ///    `X-Forwarded-*`, `X-Real-IP`, `X-Keyward-*`, `Host`, `Content-Length`, `Expect`, every common
+    ///    key header (`x-api-key`, `api-key`, `x-goog-api-key`, `xi-api-key`), the provider's own auth
+    ///    header and the names of its fixed headers — all in any letter case;
+    /// 2. `Host` for the provider;
+    /// 3. the provider's fixed headers;
+    /// 4. the key (header and basic auth; query auth goes through `upstreamQuery`).
+    ///
+    /// The client's address is never added. `Content-Length` is left to the upstream client, which
+    /// sends the buffered body with its exact length.
+    public static func upstreamHeaders(
+        client: [(name: String, value: String)], provider: Provider, credential: ProviderCredential
+    ) -> [(name: String, value: String)] {
+        let nominated = HeaderRules.connectionNominated(client)
+        var headers: [(name: String, value: String)] = []
+        headers.reserveCapacity(client.count + provider.extraHeaders.count + 2)
+        for field in client {
+            if HeaderRules.matches(field.name, names: HeaderRules.requestDropped, prefixes: HeaderRules.requestDroppedPrefixes)
+                || HeaderRules.matches(field.name, names: provider.providerDroppedHeaders, prefixes: [])
+                || (!nominated.isEmpty && HeaderRules.matches(field.name, names: nominated, prefixes: [])) {
+                continue
+            }
+            headers.append(field)
+        }
+        headers.append((name: "Host", value: provider.origin.hostHeader))
+        for extra in provider.extraHeaders { headers.append((name: extra.name, value: extra.value)) }
+        if let header = credential.header { headers.append((name: header.name, value: header.value)) }
+        return headers
+    }
+
+    /// The upstream query string (without `?`), or nil for none.
+    ///
+    /// For query-key providers every client parameter whose name, percent-decoded once (RFC 3986
+    /// §2.1), equals the key parameter's name ignoring case is removed — `?key=c1&KEY=c2&k%65y=c3&key=`
+    /// leaves nothing of the client's key — other parameters keep their bytes and order, empty pieces
+    /// (`&&`) are dropped, and ours is appended percent-encoded. For other providers the raw query
+    /// passes unchanged.
+    public static func upstreamQuery(_ rawQuery: String?, provider: Provider, credential: ProviderCredential) -> String? {
+        guard let ours = credential.queryParameter, let name = credential.queryName else {
+            guard let rawQuery, !rawQuery.isEmpty else { return nil }
+            return rawQuery
+        }
+        guard let rawQuery, !rawQuery.isEmpty else { return ours }
+        let nameBytes = Array(name.utf8)
+        var output = ""
+        output.reserveCapacity(rawQuery.utf8.count + ours.utf8.count + 1)
+        for piece in rawQuery.split(separator: "&", omittingEmptySubsequences: true) {
+            let parameterName = piece.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? piece
+            let decoded = PercentEncoding.decodeLeniently(parameterName)
+            if decoded.count == nameBytes.count, zip(decoded, nameBytes).allSatisfy({ ASCII.lower($0) == $1 }) { continue }
+            output += piece
+            output += "&"
+        }
+        output += ours
+        return output
+    }
+}

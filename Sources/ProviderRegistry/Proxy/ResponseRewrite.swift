@@ -1,0 +1,22 @@
+/// What the client receives of the upstream's response headers (issue 4, "Response rewrite").
+public enum ResponseRewrite {
+    /// The upstream headers in order, minus `Set-Cookie`/`Set-Cookie2`, hop-by-hop fields (RFC 9110
+    /// §7.6.1) including those named by `Connection`, `Alt-Svc`, `Access-Control-*`, and any header whose
+    /// value contains the injected key in any form the credential knows (raw, percent-encoded, Basic token).
+    public static func clientHeaders(
+        _ upstream: [(name: String, value: String)], credential: ProviderCredential
+    ) -> [(name: String, value: String)] {
+        let nominated = HeaderRules.connectionNominated(upstream)
+        var headers: [(name: String, value: String)] = []
+        headers.reserveCapacity(upstream.count)
+        for field in upstream {
+            if HeaderRules.matches(field.name, names: HeaderRules.responseDropped, prefixes: HeaderRules.responseDroppedPrefixes)
+                || (!nominated.isEmpty && HeaderRules.matches(field.name, names: nominated, prefixes: [])) {
+                continue
+            }
+            if credential.sensitiveForms.contains(where: { ASCII.contains(field.value, $0) }) { continue }
+            headers.append(field)
+        }
+        return headers
+    }
+}

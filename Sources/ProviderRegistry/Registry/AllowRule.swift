@@ -1,0 +1,25 @@
+/// One allowlist entry: an HTTP method and a path glob (`{ method = "POST", path = "/v1/chat/completions" }`).
+public struct AllowRule: Sendable, Equatable {
+    /// Uppercase method token (RFC 9110 §9.1: methods are case-sensitive).
+    public let method: String
+    public let path: PathPattern
+
+    /// Whether a request with `method` and canonical `segments` is allowed by this rule.
+    @inline(__always)
+    public func matches(method: String, segments: [String]) -> Bool {
+        self.method == method && path.matches(segments)
+    }
+}
+
+/// Requests allowed per device per provider; nil = no limit in that window.
+public struct RateLimit: Sendable, Equatable {
+    /// At most this many requests in any trailing 60 s.
+    public let perMinute: Int?
+    /// At most this many requests in any trailing 86 400 s.
+    public let perDay: Int?
+
+    public init(perMinute: Int?, perDay: Int?) {
+        self.perMinute = perMinute
+        self.perDay = perDay
+    }
+}

@@ -1,0 +1,77 @@
+/// One validated provider from providers.toml: where it lives, how its key is injected, what a device
+/// may call, and the limits that apply (DESIGN.md §3).
+public struct Provider: Sendable, Equatable {
+    /// The table name, also the route segment in `/p/<name>/…`: `[a-z0-9][a-z0-9_-]*`, at most 64 bytes.
+    public let name: String
+    /// Scheme, host, port and path prefix of the upstream.
+    public let origin: UpstreamOrigin
+    /// The secret's name (environment variable or credential file); never its value.
+    public let secretName: String
+    public let auth: ProviderAuth
+    /// Fixed headers added to every upstream request (e.g. `anthropic-version`), in name order.
+    public let extraHeaders: [HeaderField]
+    /// What a device may call; anything else is refused with 403.
+    public let allow: [AllowRule]
+    /// Per device, per provider.
+    public let rateLimit: RateLimit
+    /// Largest request body forwarded, in bytes (default 1 MiB); larger → 413.
+    public let maxBodyBytes: Int
+    /// iOS sessions must sign each request (DESIGN.md §2 per-request assertion); Android sessions are refused.
+    public let requireAssertion: Bool
+    /// TCP + TLS connect timeout, milliseconds.
+    public let connectTimeoutMs: Int
+    /// Longest silence between bytes from the upstream, milliseconds.
+    public let idleTimeoutMs: Int
+
+    /// Lowercased names of client headers never forwarded to this provider, beyond the fixed list in
+    /// `RequestRewrite`: its auth header and the names of its extra headers. Computed once at load.
+    let providerDroppedHeaders: [String]
+
+    init(
+        name: String, origin: UpstreamOrigin, secretName: String, auth: ProviderAuth, extraHeaders: [HeaderField],
+        allow: [AllowRule], rateLimit: RateLimit, maxBodyBytes: Int, requireAssertion: Bool,
+        connectTimeoutMs: Int, idleTimeoutMs: Int
+    ) {
+        self.name = name
+        self.origin = origin
+        self.secretName = secretName
+        self.auth = auth
+        self.extraHeaders = extraHeaders
+        self.allow = allow
+        self.rateLimit = rateLimit
+        self.maxBodyBytes = maxBodyBytes
+        self.requireAssertion = requireAssertion
+        self.connectTimeoutMs = connectTimeoutMs
+        self.idleTimeoutMs = idleTimeoutMs
+        var dropped = extraHeaders.map { ASCII.lowercased($0.name) }
+        if let authHeader = auth.headerNameLowercased { dropped.append(authHeader) }
+        self.providerDroppedHeaders = dropped
+    }
+
+    /// Whether `method` (case-sensitive, as received) on the canonical `segments` is allowlisted.
+    public func allows(method: String, segments: [String]) -> Bool {
+        allow.contains { $0.matches(method: method, segments: segments) }
+    }
+
+    /// The upstream URL: base URL + canonical path (`ProxyPath.encode(segments)`) + `?query` when
+    /// `query` (already rewritten by `RequestRewrite.upstreamQuery`) is non-empty.
+    public func upstreamURL(segments: [String], query: String?) -> String {
+        var url = origin.baseURL + ProxyPath.encode(segments)
+        if let query, !query.isEmpty {
+            url += "?"
+            url += query
+        }
+        return url
+    }
+}
+
+/// A header name and value.
+public struct HeaderField: Sendable, Equatable {
+    public let name: String
+    public let value: String
+
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+}

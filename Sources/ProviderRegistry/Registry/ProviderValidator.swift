@@ -1,0 +1,188 @@
+/// Turns the decoded `ProviderTable`s into `Provider`s, collecting every problem with its file, line
+/// and key (DESIGN.md §3 and issue 4's load-time checks).
+struct ProviderValidator {
+    let document: TOMLDocument
+    private(set) var errors: [ConfigError] = []
+
+    /// Defaults and bounds, in bytes and milliseconds.
+    static let defaultMaxBodyBytes = 1 << 20
+    static let maxBodyBytesRange = 0...(64 << 20)
+    static let defaultConnectTimeoutMs = 5_000
+    static let connectTimeoutRange = 100...60_000
+    static let defaultIdleTimeoutMs = 60_000
+    static let idleTimeoutRange = 1_000...600_000
+    static let perMinuteRange = 1...1_000_000
+    static let perDayRange = 1...1_000_000_000
+
+    init(document: TOMLDocument) { self.document = document }
+
+    private mutating func fail(_ message: String, _ path: TOMLKeyPath) {
+        errors.append(document.error(message, at: path))
+    }
+
+    /// Validates one provider table; nil when it has errors (recorded).
+    mutating func provider(named name: String, _ table: ProviderTable) -> Provider? {
+        let errorCount = errors.count
+        let at = TOMLKeyPath.root.appending(name)
+
+        let nameValid = !name.isEmpty && name.utf8.count <= 64
+            && name.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F || $0 == 0x2D }
+            && name.utf8.first.map({ $0 != 0x5F && $0 != 0x2D }) == true
+        if !nameValid { fail("provider names are [a-z0-9][a-z0-9_-]*, at most 64 characters (they appear in /p/<name>/)", at) }
+
+        var origin: UpstreamOrigin?
+        do {
+            let parsed = try UpstreamOrigin.parse(table.baseURL)
+            if parsed.scheme == "http" {
+                if !parsed.isLoopback {
+                    fail("must be an https origin (plain http is allowed only to loopback)", at.appending("base_url"))
+                } else if table.allowHTTPLoopback != true {
+                    fail("plain http to loopback needs allow_http_loopback = true in this provider", at.appending("base_url"))
+                }
+            }
+            origin = parsed
+        } catch {
+            fail(error.message, at.appending("base_url"))
+        }
+
+        if !SecretNames.isWellFormed(table.secret) {
+            fail("must be a secret name like OPENAI_API_KEY ([A-Z_][A-Z0-9_]*), not a key value: keys come from the environment or credential files", at.appending("secret"))
+        } else if SecretNames.isReserved(table.secret) {
+            fail("\(table.secret) is reserved for Keyward's own secrets (names starting with KEYWARD_ are reserved)", at.appending("secret"))
+        }
+
+        let auth = self.auth(table.auth, at: at.appending("auth"))
+        let extraHeaders = self.extraHeaders(table.headers ?? [:], auth: auth, at: at.appending("headers"))
+
+        var rules: [AllowRule] = []
+        if table.allow.isEmpty { fail("must list at least one { method, path } rule", at.appending("allow")) }
+        for (index, rule) in table.allow.enumerated() {
+            if let allowRule = self.allowRule(rule, at: at.appending("allow").appending(index: index)) { rules.append(allowRule) }
+        }
+
+        let limits = table.rateLimit
+        if let perMinute = limits?.perMinute, !Self.perMinuteRange.contains(perMinute) {
+            fail("must be in \(Self.perMinuteRange.lowerBound)...\(Self.perMinuteRange.upperBound)", at.appending("rate_limit").appending("per_minute"))
+        }
+        if let perDay = limits?.perDay, !Self.perDayRange.contains(perDay) {
+            fail("must be in \(Self.perDayRange.lowerBound)...\(Self.perDayRange.upperBound)", at.appending("rate_limit").appending("per_day"))
+        }
+
+        let maxBody = table.maxBodyBytes ?? Self.defaultMaxBodyBytes
+        if !Self.maxBodyBytesRange.contains(maxBody) {
+            fail("must be in 0...\(Self.maxBodyBytesRange.upperBound) bytes (64 MiB)", at.appending("max_body_bytes"))
+        }
+        let connect = table.connectTimeoutMs ?? Self.defaultConnectTimeoutMs
+        if !Self.connectTimeoutRange.contains(connect) {
+            fail("must be in \(Self.connectTimeoutRange.lowerBound)...\(Self.connectTimeoutRange.upperBound) milliseconds", at.appending("connect_timeout_ms"))
+        }
+        let idle = table.idleTimeoutMs ?? Self.defaultIdleTimeoutMs
+        if !Self.idleTimeoutRange.contains(idle) {
+            fail("must be in \(Self.idleTimeoutRange.lowerBound)...\(Self.idleTimeoutRange.upperBound) milliseconds", at.appending("idle_timeout_ms"))
+        }
+
+        guard errors.count == errorCount, let origin, let auth else { return nil }
+        return Provider(
+            name: name, origin: origin, secretName: table.secret, auth: auth, extraHeaders: extraHeaders,
+            allow: rules, rateLimit: RateLimit(perMinute: limits?.perMinute, perDay: limits?.perDay),
+            maxBodyBytes: maxBody, requireAssertion: table.requireAssertion ?? false,
+            connectTimeoutMs: connect, idleTimeoutMs: idle
+        )
+    }
+
+    private mutating func auth(_ table: AuthTable, at: TOMLKeyPath) -> ProviderAuth? {
+        switch table.type {
+        case "header":
+            guard let name = table.name else {
+                fail("missing required key (the header that carries the key, e.g. Authorization)", at.appending("name"))
+                return nil
+            }
+            guard headerNameUsable(name, at: at.appending("name"), role: "the auth header") else { return nil }
+            guard let template = template(table.format ?? HeaderTemplate.placeholder, at: at.appending("format")) else { return nil }
+            return .header(name: name, format: template)
+        case "query":
+            if table.format != nil { fail("is not used by query auth (the key is sent as is, percent-encoded)", at.appending("format")) }
+            guard let name = table.name else {
+                fail("missing required key (the query parameter that carries the key, e.g. key)", at.appending("name"))
+                return nil
+            }
+            guard !name.isEmpty, name.utf8.count <= 64, name.utf8.allSatisfy(PercentEncoding.isUnreserved) else {
+                fail("must be a plain parameter name (letters, digits, - . _ ~)", at.appending("name"))
+                return nil
+            }
+            return .query(name: name)
+        case "basic":
+            if table.name != nil { fail("is not used by basic auth (it always sets Authorization)", at.appending("name")) }
+            guard let template = template(table.format ?? "{key}:", at: at.appending("format")) else { return nil }
+            return .basic(format: template)
+        default:
+            fail("must be \"header\", \"query\" or \"basic\"", at.appending("type"))
+            return nil
+        }
+    }
+
+    private mutating func template(_ text: String, at: TOMLKeyPath) -> HeaderTemplate? {
+        do {
+            return try HeaderTemplate.parse(text)
+        } catch {
+            fail(error.message, at)
+            return nil
+        }
+    }
+
+    /// A header Keyward may set: a token (RFC 9110 §5.1) that is not hop-by-hop, not `Host`,
+    /// `Content-Length`, `Cookie`, not forwarding metadata and not Keyward's own.
+    private mutating func headerNameUsable(_ name: String, at: TOMLKeyPath, role: String) -> Bool {
+        guard ASCII.isToken(name) else {
+            fail("\(role) name must be an HTTP token (RFC 9110 §5.6.2)", at)
+            return false
+        }
+        let reserved = HeaderRules.hopByHop + ["host", "content-length", "cookie", "forwarded", "x-real-ip", "expect"]
+        if HeaderRules.matches(name, names: reserved, prefixes: HeaderRules.requestDroppedPrefixes) {
+            fail("\(name) cannot be set by a provider (hop-by-hop, framing, cookie or forwarding header)", at)
+            return false
+        }
+        return true
+    }
+
+    private mutating func extraHeaders(_ headers: [String: String], auth: ProviderAuth?, at: TOMLKeyPath) -> [HeaderField] {
+        var fields: [HeaderField] = []
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
+            let path = at.appending(name)
+            guard headerNameUsable(name, at: path, role: "a header") else { continue }
+            if HeaderRules.matches(name, names: HeaderRules.keyHeaders + ["authorization", "proxy-authorization"], prefixes: []) {
+                fail("carries credentials: configure it with auth and secret, never a literal value", path)
+                continue
+            }
+            if let authHeader = auth?.headerNameLowercased, ASCII.equalsIgnoringCase(name, authHeader) {
+                fail("is the auth header of this provider", path)
+                continue
+            }
+            guard value.utf8.allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }) else {
+                fail("must not contain CR, LF, NUL or other control characters", path)
+                continue
+            }
+            fields.append(HeaderField(name: name, value: value))
+        }
+        return fields
+    }
+
+    private mutating func allowRule(_ table: AllowTable, at: TOMLKeyPath) -> AllowRule? {
+        var valid = true
+        if !ASCII.isToken(table.method) || table.method.utf8.contains(where: { $0 >= 0x61 && $0 <= 0x7A }) {
+            fail("must be an uppercase HTTP method such as GET or POST", at.appending("method"))
+            valid = false
+        } else if table.method == "TRACE" || table.method == "CONNECT" {
+            // TRACE echoes the request, key included, back to the client; CONNECT opens a tunnel.
+            fail("\(table.method) is never proxied", at.appending("method"))
+            valid = false
+        }
+        do {
+            let pattern = try PathPattern.parse(table.path)
+            return valid ? AllowRule(method: table.method, path: pattern) : nil
+        } catch {
+            fail(error.message, at.appending("path"))
+            return nil
+        }
+    }
+}
