@@ -1,1 +1,84 @@
 #include "microhttpd_shims.h"
+#include <netinet/in.h>
+
+struct MHD_Daemon *keyward_mhd_start(const struct keyward_mhd_settings *s) {
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL
+                       | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO;
+    if (s->address != NULL && s->address->sa_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    struct MHD_OptionItem options[] = {
+        { MHD_OPTION_SOCK_ADDR, 0, (void *) s->address },
+        { MHD_OPTION_THREAD_POOL_SIZE, (intptr_t) s->thread_pool_size, NULL },
+        { MHD_OPTION_CONNECTION_LIMIT, (intptr_t) s->connection_limit, NULL },
+        { MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t) s->per_ip_connection_limit, NULL },
+        { MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t) s->connection_timeout_seconds, NULL },
+        { MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t) s->connection_memory_limit, NULL },
+        { MHD_OPTION_LISTEN_BACKLOG_SIZE, (intptr_t) s->listen_backlog, NULL },
+        { MHD_OPTION_NOTIFY_COMPLETED, (intptr_t) s->completed, s->completed_cls },
+        { MHD_OPTION_URI_LOG_CALLBACK, (intptr_t) s->uri_log, s->uri_log_cls },
+        { MHD_OPTION_END, 0, NULL },
+    };
+    // The port argument is ignored when MHD_OPTION_SOCK_ADDR is given.
+    return MHD_start_daemon(flags, 0, NULL, NULL,
+                            s->access_handler, s->access_handler_cls,
+                            MHD_OPTION_ARRAY, options,
+                            MHD_OPTION_END);
+}
+
+uint16_t keyward_mhd_bound_port(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info == NULL ? 0 : info->port;
+}
+
+int keyward_mhd_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : (int) info->connect_fd;
+}
+
+const struct sockaddr *keyward_mhd_client_address(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    return info == NULL ? NULL : info->client_addr;
+}
+
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <errno.h>
+
+int keyward_mhd_send_final_response(struct MHD_Connection *connection,
+                                    unsigned int status, const char *reason,
+                                    const char *content_type,
+                                    const void *body, size_t body_length) {
+    int fd = keyward_mhd_connection_fd(connection);
+    if (fd < 0) return -1;
+    char date[64];
+    time_t now = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&now, &tm) == NULL ||
+        strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm) == 0)
+        date[0] = '\0';
+    char head[512];
+    int head_length = snprintf(head, sizeof head,
+        "HTTP/1.1 %u %s\r\nDate: %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+        status, reason, date, content_type, body_length);
+    if (head_length < 0 || (size_t) head_length >= sizeof head) return -1;
+    // libmicrohttpd may have left the socket corked: uncork so the bytes leave now.
+    int off = 0;
+    (void) setsockopt(fd, IPPROTO_TCP, TCP_CORK, &off, sizeof off);
+    const char *parts[2] = { head, (const char *) body };
+    size_t lengths[2] = { (size_t) head_length, body_length };
+    for (int part = 0; part < 2; part++) {
+        size_t sent = 0;
+        while (sent < lengths[part]) {
+            ssize_t n = send(fd, parts[part] + sent, lengths[part] - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return -1;   // an empty send buffer takes a few hundred bytes; if not, give up
+            sent += (size_t) n;
+        }
+    }
+    (void) shutdown(fd, SHUT_WR);
+    return 0;
+}

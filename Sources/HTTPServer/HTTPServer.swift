@@ -1,1 +1,136 @@
-// HTTPServer: see DESIGN.md §4.
+import CMicroHTTPD
+import CShims
+import Synchronization
+
+/// Keyward's listening side: HTTP/1.1 over GNU libmicrohttpd 0.9.75.
+///
+/// libmicrohttpd runs a pool of `threads` workers, each an epoll loop
+/// (CLIBS.md). For each request the server checks the head (framing rules of
+/// RFC 9112 that libmicrohttpd leaves open, head size), asks `bodyLimit` how
+/// many body bytes it may read, reads the whole body, then calls `handler` on
+/// the worker thread with the head, the body and a ``ResponseWriter``.
+///
+/// Requests the server answers itself, then closes the connection:
+/// - 400 `{"error":"bad_request"}`: HTTP/1.1 without `Host` or with two;
+///   `Content-Length` with `Transfer-Encoding`; differing or malformed
+///   `Content-Length`; a transfer coding other than `chunked`; `Transfer-Encoding`
+///   on HTTP/1.0; a request-target with whitespace or control bytes.
+/// - 413 `{"error":"payload_too_large"}`: a `Content-Length` over the limit
+///   (the body is not read), or a chunked body that grows over it.
+/// - 431 `{"error":"bad_request"}`: a head over `maxHeaderBytes`.
+/// Connection counts (total, per IP) and idle time are bounded by libmicrohttpd.
+public final class HTTPServer: Sendable {
+    /// Handles one request: its head, its complete body (at most the limit
+    /// `bodyLimit` gave; empty when none was sent) and the writer to answer with.
+    /// Runs on a server worker thread: answer at once, or keep the writer and
+    /// answer later from any thread, but do not block the worker.
+    public typealias Handler = @Sendable (HTTPRequestHead, _ body: [UInt8], ResponseWriter) -> Void
+
+    private enum Lifecycle {
+        case idle
+        case running(daemon: OpaquePointer, port: UInt16, core: Unmanaged<ServerCore>)
+        case stopped
+    }
+
+    private let core: ServerCore
+    private let lifecycle = Mutex(Lifecycle.idle)
+
+    /// - Parameters:
+    ///   - configuration: address and bounds.
+    ///   - bodyLimit: the most body bytes to accept for this head (bytes, ≥ 0),
+    ///     decided before any body byte is read. Called on a worker thread.
+    ///   - onRefusal: told of each request the server refused itself (400/413/431)
+    ///     with its reason slug, for logs and metrics. Called on a worker thread; must not block.
+    ///   - handler: see ``Handler``.
+    public init(
+        configuration: HTTPServerConfiguration,
+        bodyLimit: @escaping @Sendable (HTTPRequestHead) -> Int,
+        onRefusal: (@Sendable (HTTPRequestRefusal) -> Void)? = nil,
+        handler: @escaping Handler
+    ) {
+        core = ServerCore(configuration: configuration, bodyLimit: bodyLimit, onRefusal: onRefusal, handler: handler)
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// Binds and starts serving. A server starts at most once.
+    /// - Throws: ``HTTPServerError`` — `invalidHost`, `invalidConfiguration`,
+    ///   `startFailed` (address in use…), `notStartable` (already started or stopped).
+    public func start() throws(HTTPServerError) {
+        let configuration = core.configuration
+        guard let address = SocketAddress(host: configuration.host, port: configuration.port) else {
+            throw .invalidHost(configuration.host)
+        }
+        for (field, value, minimum) in [
+            ("threads", configuration.threads, 1), ("connectionLimit", configuration.connectionLimit, 1),
+            ("perIPConnectionLimit", configuration.perIPConnectionLimit, 0),
+            ("connectionTimeoutSeconds", configuration.connectionTimeoutSeconds, 0),
+            ("maxHeaderBytes", configuration.maxHeaderBytes, 256),
+            ("streamHighWaterBytes", configuration.streamHighWaterBytes, 1),
+            ("listenBacklog", configuration.listenBacklog, 1),
+        ] where value < minimum || value > Int(Int32.max) {
+            throw .invalidConfiguration(field)
+        }
+
+        try lifecycle.withLock { (lifecycle: inout Lifecycle) throws(HTTPServerError) in
+            guard case .idle = lifecycle else { throw .notStartable }
+            let retained = Unmanaged.passRetained(core)
+            let cls = retained.toOpaque()
+            let daemon = address.withSockaddr { sockaddr -> OpaquePointer? in
+                var settings = keyward_mhd_settings(
+                    address: sockaddr,
+                    thread_pool_size: UInt32(configuration.threads),
+                    connection_limit: UInt32(configuration.connectionLimit),
+                    per_ip_connection_limit: UInt32(configuration.perIPConnectionLimit),
+                    connection_timeout_seconds: UInt32(configuration.connectionTimeoutSeconds),
+                    // The pool holds the head, then the send buffer: twice the head bound, at least MHD's 32 KiB default.
+                    connection_memory_limit: max(32 * 1024, 2 * configuration.maxHeaderBytes),
+                    listen_backlog: UInt32(configuration.listenBacklog),
+                    access_handler: accessHandlerCallback,
+                    access_handler_cls: cls,
+                    completed: requestCompletedCallback,
+                    completed_cls: cls,
+                    uri_log: uriLogCallback,
+                    uri_log_cls: cls)
+                return keyward_mhd_start(&settings)
+            }
+            guard let daemon else {
+                retained.release()
+                throw .startFailed(host: configuration.host, port: configuration.port)
+            }
+            lifecycle = .running(daemon: daemon, port: keyward_mhd_bound_port(daemon), core: retained)
+        }
+    }
+
+    /// The bound TCP port while running (the ephemeral one when configured with 0); 0 otherwise.
+    public var port: UInt16 {
+        lifecycle.withLock { lifecycle in
+            if case .running(_, let port, _) = lifecycle { return port }
+            return 0
+        }
+    }
+
+    /// Stops listening and closes every connection, open streams included
+    /// (their `onClose` fires); waits for the worker threads to finish.
+    /// Requests still waiting for a late response are closed without one;
+    /// answering them afterwards does nothing. Idempotent.
+    public func stop() {
+        let running = lifecycle.withLock { lifecycle -> (OpaquePointer, Unmanaged<ServerCore>)? in
+            guard case .running(let daemon, _, let core) = lifecycle else {
+                lifecycle = .stopped
+                return nil
+            }
+            lifecycle = .stopped
+            return (daemon, core)
+        }
+        guard let (daemon, retained) = running else { return }
+        // libmicrohttpd panics when stopped with a suspended connection: wake them all first.
+        for context in core.suspended.beginStopping() {
+            context.beginStopping()
+        }
+        MHD_stop_daemon(daemon)
+        retained.release()
+    }
+}

@@ -1,1 +1,72 @@
 #pragma once
+// libmicrohttpd calls Swift cannot make itself: MHD_start_daemon and the
+// MHD_get_*_info functions are variadic. Owned by the HTTPServer module.
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+
+/// What a content-reader callback returns at the end of its body, and to cut
+/// the connection (MHD_CONTENT_READER_END_OF_STREAM / _END_WITH_ERROR are
+/// casts Swift does not import).
+enum {
+    KEYWARD_MHD_END_OF_STREAM = -1,
+    KEYWARD_MHD_END_WITH_ERROR = -2,
+};
+
+/// The URI log callback: the first thing MHD calls for a request, with the
+/// raw request-target (before '?' splitting or unescaping). Its result
+/// becomes the request's `*con_cls`.
+typedef void *(*keyward_mhd_uri_log_callback)(void *cls, const char *uri,
+                                              struct MHD_Connection *connection);
+
+/// Every daemon setting Keyward uses, typed, so that Swift never builds a
+/// variadic argument list.
+struct keyward_mhd_settings {
+    /// Bind address with its port (sockaddr_in or sockaddr_in6).
+    const struct sockaddr *address;
+    /// Worker threads, each with its own epoll loop (MHD_OPTION_THREAD_POOL_SIZE).
+    unsigned int thread_pool_size;
+    /// Open connections over the whole daemon (MHD_OPTION_CONNECTION_LIMIT).
+    unsigned int connection_limit;
+    /// Open connections per client IP address; 0 = unlimited.
+    unsigned int per_ip_connection_limit;
+    /// Idle seconds before MHD closes a connection; 0 = never.
+    unsigned int connection_timeout_seconds;
+    /// Bytes of MHD's per-connection memory pool: bounds the request head.
+    size_t connection_memory_limit;
+    /// listen(2) backlog.
+    unsigned int listen_backlog;
+    MHD_AccessHandlerCallback access_handler;
+    void *access_handler_cls;
+    MHD_RequestCompletedCallback completed;
+    void *completed_cls;
+    keyward_mhd_uri_log_callback uri_log;
+    void *uri_log_cls;
+};
+
+/// Starts a daemon: internal polling threads (a pool of `thread_pool_size`),
+/// epoll, turbo, suspend/resume allowed; IPv6 when the address is. NULL on failure.
+struct MHD_Daemon *keyward_mhd_start(const struct keyward_mhd_settings *settings);
+
+/// The port the daemon is bound to (useful after binding port 0); 0 if unknown.
+uint16_t keyward_mhd_bound_port(struct MHD_Daemon *daemon);
+
+/// The connection's socket, or -1.
+int keyward_mhd_connection_fd(struct MHD_Connection *connection);
+
+/// The client's address (sockaddr_in or sockaddr_in6), or NULL.
+const struct sockaddr *keyward_mhd_client_address(struct MHD_Connection *connection);
+
+/// Writes a complete, minimal HTTP/1.1 response straight onto the connection's
+/// socket (with a Date field and `Connection: close`), then shuts down the
+/// sending side. For refusals libmicrohttpd cannot queue: 0.9.75 queues a
+/// response only before or after the body, never while it is being read.
+/// The caller then returns MHD_NO so libmicrohttpd closes the connection.
+/// Nothing else may have been sent for this request. Returns 0 when every byte
+/// was accepted by the socket, -1 otherwise.
+int keyward_mhd_send_final_response(struct MHD_Connection *connection,
+                                    unsigned int status, const char *reason,
+                                    const char *content_type,
+                                    const void *body, size_t body_length);

@@ -1,0 +1,32 @@
+import CMicroHTTPD
+import CShims
+
+// libmicrohttpd's callbacks. C cannot capture, so `cls` carries the
+// ServerCore and `*con_cls` the request's RequestContext (both Unmanaged).
+
+/// URI-log callback: a request line has arrived. Creates the request's
+/// context, retained until the request-completed callback.
+let uriLogCallback: keyward_mhd_uri_log_callback = { cls, uri, connection in
+    guard let cls, let connection else { return nil }
+    let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+    let target = uri.map { String(cString: $0) } ?? ""
+    let context = RequestContext(core: core, connection: connection, target: target)
+    return Unmanaged.passRetained(context).toOpaque()
+}
+
+/// Request-completed callback: the last time libmicrohttpd mentions this request.
+let requestCompletedCallback: MHD_RequestCompletedCallback = { _, _, contextSlot, termination in
+    guard let contextSlot, let opaque = contextSlot.pointee else { return }
+    contextSlot.pointee = nil
+    let context = Unmanaged<RequestContext>.fromOpaque(opaque).takeRetainedValue()
+    context.complete(cleanly: termination == .REQUEST_TERMINATED_COMPLETED_OK)
+}
+
+/// Access handler: called once when the head is parsed, once per body
+/// fragment, once when the body is complete, and again after each resume.
+let accessHandlerCallback: MHD_AccessHandlerCallback = {
+    _, _, _, method, version, uploadData, uploadDataSize, contextSlot in
+    guard let contextSlot, let opaque = contextSlot.pointee, let uploadDataSize else { return .NO }
+    let context = Unmanaged<RequestContext>.fromOpaque(opaque).takeUnretainedValue()
+    return context.access(method: method, version: version, uploadData: uploadData, uploadDataSize: uploadDataSize)
+}

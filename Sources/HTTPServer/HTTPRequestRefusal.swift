@@ -1,0 +1,22 @@
+/// A request the server answered itself, before any handler ran.
+///
+/// Passed to the server's `onRefusal` hook so the application can log the
+/// reason slug (the client only ever sees the status and `{"error":"<code>"}`).
+public struct HTTPRequestRefusal: Sendable, Equatable {
+    /// The status sent: 400, 413 or 431.
+    public let status: Int
+    /// The DESIGN.md §2 error code in the body (`bad_request`, `payload_too_large`).
+    public let code: String
+    /// Why, as a stable slug: `missing_host`, `duplicate_host`,
+    /// `content_length_with_transfer_encoding`, `conflicting_content_length`,
+    /// `invalid_content_length`, `unsupported_transfer_encoding`,
+    /// `transfer_encoding_on_http10`, `invalid_target`, `head_too_large`,
+    /// `content_length_over_limit`, `chunked_body_over_limit`.
+    public let reason: String
+    /// The client's numeric IP address.
+    public let remoteAddress: String
+
+    static func badRequest(_ reason: String, from address: String) -> HTTPRequestRefusal {
+        HTTPRequestRefusal(status: 400, code: "bad_request", reason: reason, remoteAddress: address)
+    }
+}

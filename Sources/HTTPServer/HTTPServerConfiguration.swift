@@ -1,0 +1,66 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How an ``HTTPServer`` listens and what it bounds.
+///
+/// Every limit here is enforced before the handler runs; a connection over a
+/// limit is refused by libmicrohttpd (connection counts) or answered with
+/// `{"error":"<code>"}` and closed (head size, body size).
+public struct HTTPServerConfiguration: Sendable {
+    /// Numeric IPv4 or IPv6 address to bind (`"127.0.0.1"`, `"0.0.0.0"`, `"::"`).
+    /// Host names are not resolved: a typo must fail `start()`, not bind elsewhere.
+    public var host: String
+    /// TCP port; 0 picks an ephemeral port (read it back from ``HTTPServer/port``).
+    public var port: UInt16
+    /// Worker threads, each running its own epoll loop over its share of the
+    /// connections. Handlers run on these threads: a handler that waits must
+    /// answer later (``ResponseWriter`` may be completed from any thread).
+    public var threads: Int
+    /// Open connections over the whole server; further ones are accepted and closed at once.
+    public var connectionLimit: Int
+    /// Open connections per client IP address; 0 = unlimited.
+    public var perIPConnectionLimit: Int
+    /// Seconds a connection may sit idle (no bytes either way) before it is
+    /// closed; 0 = never. A connection waiting on the handler or on a stream's
+    /// producer is suspended and does not time out.
+    public var connectionTimeoutSeconds: Int
+    /// Bytes allowed for the request head: the request line plus every header
+    /// line (name, value and separators). Over it → 431 `{"error":"bad_request"}`
+    /// and the connection closed (RFC 6585 §5).
+    public var maxHeaderBytes: Int
+    /// Bytes a ``ResponseStream`` buffers before ``ResponseStream/write(_:)``
+    /// returns false (its high-water mark). Memory per stream stays below this
+    /// plus one write.
+    public var streamHighWaterBytes: Int
+    /// listen(2) backlog.
+    public var listenBacklog: Int
+
+    /// - Parameters: see the properties; `threads` defaults to the number of online cores.
+    public init(
+        host: String = "127.0.0.1",
+        port: UInt16 = 0,
+        threads: Int = HTTPServerConfiguration.onlineCores(),
+        connectionLimit: Int = 4096,
+        perIPConnectionLimit: Int = 0,
+        connectionTimeoutSeconds: Int = 60,
+        maxHeaderBytes: Int = 16 * 1024,
+        streamHighWaterBytes: Int = 256 * 1024,
+        listenBacklog: Int = 1024
+    ) {
+        self.host = host
+        self.port = port
+        self.threads = threads
+        self.connectionLimit = connectionLimit
+        self.perIPConnectionLimit = perIPConnectionLimit
+        self.connectionTimeoutSeconds = connectionTimeoutSeconds
+        self.maxHeaderBytes = maxHeaderBytes
+        self.streamHighWaterBytes = streamHighWaterBytes
+        self.listenBacklog = listenBacklog
+    }
+
+    /// Online CPU cores (sysconf), at least 1. Read once at configuration time, never per request.
+    public static func onlineCores() -> Int {
+        max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    }
+}

@@ -1,0 +1,30 @@
+/// Why ``HTTPServer/start()`` failed.
+public enum HTTPServerError: Error, Sendable, CustomStringConvertible {
+    /// `host` is not a numeric IPv4 or IPv6 address.
+    case invalidHost(String)
+    /// A limit in the configuration is out of range (negative, zero threads…); the field's name.
+    case invalidConfiguration(String)
+    /// libmicrohttpd refused to start (address in use, no permission, resources).
+    case startFailed(host: String, port: UInt16)
+    /// `start()` called on a server that is running or was stopped.
+    case notStartable
+
+    /// A stable slug for logs and metrics.
+    public var reason: String {
+        switch self {
+        case .invalidHost: "invalid_host"
+        case .invalidConfiguration: "invalid_configuration"
+        case .startFailed: "start_failed"
+        case .notStartable: "not_startable"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .invalidHost(let host): "not a numeric IP address: \(host)"
+        case .invalidConfiguration(let field): "configuration out of range: \(field)"
+        case .startFailed(let host, let port): "could not listen on \(host):\(port)"
+        case .notStartable: "the server is running or was stopped"
+        }
+    }
+}

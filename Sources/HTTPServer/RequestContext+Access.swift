@@ -1,0 +1,160 @@
+import CMicroHTTPD
+import CShims
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The access-handler state machine: head checks, bounded body, handler, delivery.
+extension RequestContext {
+    func access(
+        method: UnsafePointer<CChar>?,
+        version: UnsafePointer<CChar>?,
+        uploadData: UnsafePointer<CChar>?,
+        uploadDataSize: UnsafeMutablePointer<Int>
+    ) -> MHD_Result {
+        switch phase {
+        case .head:
+            return acceptHead(method: method, version: version)
+        case .body:
+            let size = uploadDataSize.pointee
+            if size > 0 {
+                uploadDataSize.pointee = 0
+                return appendBody(uploadData, size)
+            }
+            phase = .handled
+            runHandler()
+            return queueOrWait()
+        case .handled:
+            return queueOrWait()
+        case .refused:
+            uploadDataSize.pointee = 0
+            return .YES
+        }
+    }
+
+    /// First call: the head is complete. Checks it, decides the body limit, and
+    /// refuses early. Queueing on this first call makes libmicrohttpd skip the
+    /// body and close the connection after the response, which is what a refusal wants.
+    private func acceptHead(method: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?) -> MHD_Result {
+        let remoteAddress = SocketAddress.numericHost(keyward_mhd_client_address(connection))
+        let methodText = method.map { String(cString: $0) } ?? ""
+        let httpVersion: HTTPVersion = version.map { strcmp($0, "HTTP/1.0") == 0 } == true ? .http10 : .http11
+
+        var collector = HeadCollector()
+        withUnsafeMutablePointer(to: &collector) { pointer in
+            _ = MHD_get_connection_values_n(connection, .HEADER_KIND, headerIterator, pointer)
+        }
+
+        // Request line + header section (RFC 9112 §2.1): method SP target SP version CRLF.
+        let headBytes = methodText.utf8.count + target.utf8.count + 12 + collector.headerBytes
+        if headBytes > core.configuration.maxHeaderBytes {
+            return refuse(status: 431, code: "bad_request", reason: "head_too_large",
+                          response: core.canned.headTooLarge, from: remoteAddress)
+        }
+        if !Self.isValidTarget(target) {
+            return refuse(.badRequest("invalid_target", from: remoteAddress), response: core.canned.badRequest)
+        }
+        let framing: HTTPRequestHead.BodyFraming
+        switch collector.framing(version: httpVersion) {
+        case .success(let value):
+            framing = value
+        case .failure(let error):
+            return refuse(.badRequest(error.rawValue, from: remoteAddress), response: core.canned.badRequest)
+        }
+
+        let head = HTTPRequestHead(
+            method: methodText, target: target, version: httpVersion,
+            headers: collector.headers, remoteAddress: remoteAddress, bodyFraming: framing)
+        bodyLimit = max(0, core.bodyLimit(head))
+        if case .contentLength(let length) = framing {
+            if length > bodyLimit {
+                return refuse(status: 413, code: "payload_too_large", reason: "content_length_over_limit",
+                              response: core.canned.payloadTooLarge, from: remoteAddress)
+            }
+            body.reserveCapacity(length)
+        }
+        self.head = head
+        phase = .body
+        return .YES
+    }
+
+    /// One body fragment (already de-chunked by libmicrohttpd).
+    private func appendBody(_ data: UnsafePointer<CChar>?, _ size: Int) -> MHD_Result {
+        guard body.count + size <= bodyLimit else {
+            // Only a chunked body can get here: a Content-Length over the limit was refused at the head.
+            // libmicrohttpd 0.9.75 cannot queue a response while the body is being read, so the
+            // 413 goes straight onto the socket and MHD_NO closes the connection.
+            phase = .refused
+            body = []
+            core.onRefusal?(HTTPRequestRefusal(
+                status: 413, code: "payload_too_large", reason: "chunked_body_over_limit",
+                remoteAddress: head?.remoteAddress ?? "unknown"))
+            _ = Self.payloadTooLargeBody.withUnsafeBytes { raw in
+                keyward_mhd_send_final_response(
+                    connection, 413, "Content Too Large", "application/json", raw.baseAddress, raw.count)
+            }
+            return .NO
+        }
+        if let data {
+            body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size))
+        }
+        return .YES
+    }
+
+    private func runHandler() {
+        guard let head else { return }
+        let requestBody = body
+        body = []
+        core.handler(head, requestBody, ResponseWriter(context: self))
+    }
+
+    /// Queues the response if it is ready, else waits suspended for it.
+    private func queueOrWait() -> MHD_Result {
+        switch takeResponseOrSuspend() {
+        case .queue(let response):
+            let result = MHD_queue_response(connection, response.status, response.pointer)
+            response.release()
+            return result
+        case .wait:
+            return .YES
+        case .close:
+            return .NO
+        }
+    }
+
+    private func refuse(
+        status: Int, code: String, reason: String, response: OpaquePointer?, from address: String
+    ) -> MHD_Result {
+        refuse(HTTPRequestRefusal(status: status, code: code, reason: reason, remoteAddress: address),
+               response: response)
+    }
+
+    private func refuse(_ refusal: HTTPRequestRefusal, response: OpaquePointer?) -> MHD_Result {
+        phase = .refused
+        body = []
+        core.onRefusal?(refusal)
+        guard let response else { return .NO }
+        return MHD_queue_response(connection, UInt32(refusal.status), response)
+    }
+
+    static let payloadTooLargeBody = Array(#"{"error":"payload_too_large"}"#.utf8)
+
+    /// RFC 9112 §3.2: a request-target has no whitespace or control characters.
+    static func isValidTarget(_ target: String) -> Bool {
+        guard !target.isEmpty else { return false }
+        for byte in target.utf8 where byte <= 0x20 || byte == 0x7F {
+            return false
+        }
+        return true
+    }
+}
+
+/// `MHD_KeyValueIteratorN` over request headers; `cls` is a ``HeadCollector``.
+private let headerIterator: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
+    guard let cls else { return .NO }
+    let collector = cls.assumingMemoryBound(to: HeadCollector.self)
+    collector.pointee.add(
+        name: UnsafeRawBufferPointer(start: key, count: key == nil ? 0 : keySize),
+        value: UnsafeRawBufferPointer(start: value, count: value == nil ? 0 : valueSize))
+    return .YES
+}

@@ -1,0 +1,170 @@
+import CMicroHTTPD
+import CShims
+
+/// The streamed-response half of ``RequestContext``: the producer's calls
+/// (any thread) and libmicrohttpd's content-reader callback (worker thread).
+extension RequestContext {
+    /// Starts a stream: installs its state and hands libmicrohttpd a response
+    /// whose body comes from the reader. - Returns: false when a response was
+    /// already given; the stream is then born closed.
+    func startStream(status: Int, headers: [(String, String)]) -> Bool {
+        var declaredLength: UInt64?
+        for (name, value) in headers where ASCII.caseInsensitiveEquals(name, "content-length") {
+            declaredLength = UInt64(value)
+        }
+        let state = StreamState(highWater: core.configuration.streamHighWaterBytes, declaredLength: declaredLength)
+        let installed = shared.withLock { shared -> Bool in
+            guard case .awaiting = shared.delivery, !shared.completed, shared.stream == nil else { return false }
+            shared.stream = state
+            return true
+        }
+        guard installed else { return false }
+
+        let reader = Unmanaged.passRetained(self).toOpaque()
+        let pointer = MHD_create_response_from_callback(
+            declaredLength ?? UInt64.max,  // MHD_SIZE_UNKNOWN: chunked on HTTP/1.1, close-delimited on 1.0
+            64 * 1024,
+            streamReaderCallback,
+            reader,
+            streamReaderFreeCallback
+        )
+        guard let pointer else {
+            Unmanaged<RequestContext>.fromOpaque(reader).release()
+            deliverFailedStream()
+            return true
+        }
+        let response = PreparedResponse(pointer: pointer, status: UInt32(status), owned: true)
+        guard (200...599).contains(status), response.addHeaders(headers) else {
+            response.release()
+            deliverFailedStream()
+            return true
+        }
+        deliver(response)
+        return true
+    }
+
+    /// A stream whose response could not be made: answer 500 and mark the stream aborted.
+    private func deliverFailedStream() {
+        shared.withLock { shared in shared.stream?.aborted = true }
+        if let canned = core.canned.internalError {
+            deliver(PreparedResponse(pointer: canned, status: 500, owned: false))
+        }
+    }
+
+    /// Appends bytes for the client. - Returns: false when over the high-water
+    /// mark (wait for `onWritable`) or when the stream has ended.
+    func streamWrite(_ bytes: [UInt8]) -> Bool {
+        shared.withLock { shared -> Bool in
+            guard var stream = shared.stream, !stream.closed, !stream.finished, !stream.aborted else { return false }
+            stream.queue.append(bytes)
+            let overHighWater = stream.queue.count > stream.highWater
+            if overHighWater { stream.writableOwed = true }
+            shared.stream = stream
+            if shared.suspension == .forData { resumeLocked(&shared) }
+            return !overHighWater
+        }
+    }
+
+    func streamFinish() {
+        shared.withLock { shared in
+            guard shared.stream != nil else { return }
+            shared.stream?.finished = true
+            if shared.suspension == .forData { resumeLocked(&shared) }
+        }
+    }
+
+    func streamAbort() {
+        shared.withLock { shared in
+            guard shared.stream != nil else { return }
+            shared.stream?.aborted = true
+            shared.stream?.queue.removeAll()
+            if shared.suspension == .forData { resumeLocked(&shared) }
+        }
+    }
+
+    var streamBufferedBytes: Int {
+        shared.withLock { $0.stream?.queue.count ?? 0 }
+    }
+
+    /// Installs `onWritable`; fires it at once when it is owed and already due.
+    func setOnWritable(_ callback: (@Sendable () -> Void)?) {
+        shared.withLock { shared in
+            guard shared.stream != nil, shared.stream?.closed == false else { return }
+            shared.stream?.onWritable = callback
+        }
+    }
+
+    /// Installs `onClose`; fires it at once when the connection already ended early.
+    func setOnClose(_ callback: (@Sendable () -> Void)?) {
+        let fireNow = shared.withLock { shared -> Bool in
+            guard let stream = shared.stream else { return false }
+            if stream.closed { return stream.closedEarly }
+            shared.stream?.onClose = callback
+            return false
+        }
+        if fireNow { callback?() }
+    }
+
+    /// libmicrohttpd asks for up to `capacity` body bytes (worker thread).
+    /// - Returns: bytes copied; 0 after suspending until the producer writes;
+    ///   `KEYWARD_MHD_END_OF_STREAM` when finished; `KEYWARD_MHD_END_WITH_ERROR` to cut the connection.
+    func readStream(into buffer: UnsafeMutableRawPointer, capacity: Int, position: UInt64) -> Int {
+        var writable: (@Sendable () -> Void)?
+        let result = shared.withLock { shared -> Int in
+            guard var stream = shared.stream, !stream.aborted else { return Int(KEYWARD_MHD_END_WITH_ERROR) }
+            if !stream.queue.isEmpty {
+                var limit = capacity
+                if let declared = stream.declaredLength {
+                    // Never send more than the Content-Length the producer declared.
+                    limit = Int(min(UInt64(capacity), declared &- position))
+                }
+                let copied = stream.queue.read(into: buffer, capacity: limit)
+                if stream.writableOwed, stream.queue.count <= stream.lowWater {
+                    stream.writableOwed = false
+                    writable = stream.onWritable
+                }
+                shared.stream = stream
+                return copied
+            }
+            if stream.finished {
+                // A declared length not reached is a truncated body: cut, never pretend it ended.
+                if let declared = stream.declaredLength, position < declared {
+                    return Int(KEYWARD_MHD_END_WITH_ERROR)
+                }
+                return Int(KEYWARD_MHD_END_OF_STREAM)
+            }
+            if stream.writableOwed {
+                stream.writableOwed = false
+                writable = stream.onWritable
+                shared.stream = stream
+            }
+            return suspendLocked(&shared, .forData) ? 0 : Int(KEYWARD_MHD_END_WITH_ERROR)
+        }
+        writable?()
+        return result
+    }
+}
+
+/// `MHD_ContentReaderCallback` for streams; `cls` is a retained ``RequestContext``.
+let streamReaderCallback: MHD_ContentReaderCallback = { cls, position, buffer, capacity in
+    guard let cls, let buffer else { return Int(KEYWARD_MHD_END_WITH_ERROR) }
+    let context = Unmanaged<RequestContext>.fromOpaque(cls).takeUnretainedValue()
+    return context.readStream(into: UnsafeMutableRawPointer(buffer), capacity: capacity, position: position)
+}
+
+/// `MHD_ContentReaderFreeCallback`: libmicrohttpd is done with the response.
+let streamReaderFreeCallback: MHD_ContentReaderFreeCallback = { cls in
+    guard let cls else { return }
+    Unmanaged<RequestContext>.fromOpaque(cls).release()
+}
+
+extension RequestContext {
+    /// A ``ResponseStream`` released unfinished: cut the connection rather than leave it waiting forever.
+    func streamAbortIfUnfinished() {
+        let unfinished = shared.withLock { shared -> Bool in
+            guard let stream = shared.stream else { return false }
+            return !stream.finished && !stream.aborted && !stream.closed
+        }
+        if unfinished { streamAbort() }
+    }
+}

@@ -1,0 +1,78 @@
+/// The body of a streamed response, written from any thread.
+///
+/// Flow control: every write is buffered (never dropped) and sent as the
+/// client reads. When more than `streamHighWaterBytes` (configuration) are
+/// buffered, ``write(_:)`` returns false: stop producing until ``onWritable``
+/// fires, which it does once the buffer has drained to half that mark. So a
+/// stream's memory stays below the high-water mark plus one write, however
+/// long it runs and however slow the client.
+///
+/// Ending: ``finish()`` after the last write; ``abort()`` to cut the connection
+/// (the client sees a truncated body, never a clean end). Releasing a stream
+/// that was neither finished nor aborted aborts it.
+///
+/// The client leaving: ``onClose`` fires once, on a server thread, when the
+/// connection ends before a finished stream was fully delivered: client gone,
+/// network error, timeout or server stop. A connection whose buffer is empty
+/// sleeps (suspended) and notices a departed client only when it next sends,
+/// so a producer that may be silent for long should write periodically (an
+/// SSE comment such as `": ping\n\n"`) to learn of departures promptly.
+public final class ResponseStream: Sendable {
+    private let context: RequestContext
+
+    init(context: RequestContext) {
+        self.context = context
+    }
+
+    deinit {
+        context.streamAbortIfUnfinished()
+    }
+
+    /// Buffers `bytes` for the client.
+    /// - Returns: true to keep writing; false when the buffer is over its high-water
+    ///   mark (wait for ``onWritable``) or the stream has ended (then ``onClose``
+    ///   has fired or will; the bytes are dropped).
+    @discardableResult
+    public func write(_ bytes: [UInt8]) -> Bool {
+        context.streamWrite(bytes)
+    }
+
+    /// Buffers a copy of `bytes` (for producers holding borrowed memory, such as libcurl's write callback).
+    /// - Returns: as ``write(_:)``.
+    @discardableResult
+    public func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        context.streamWrite(Array(bytes))
+    }
+
+    /// Ends the body once everything buffered has been sent (the chunked
+    /// terminator on HTTP/1.1). Later writes are refused.
+    public func finish() {
+        context.streamFinish()
+    }
+
+    /// Drops what is buffered and closes the connection: the client sees a
+    /// truncated response. Use when the upstream failed after the head was sent.
+    public func abort() {
+        context.streamAbort()
+    }
+
+    /// Bytes buffered and not yet handed to the connection.
+    public var bufferedBytes: Int {
+        context.streamBufferedBytes
+    }
+
+    /// Called (on a server thread, without locks held) after a write returned
+    /// false, once the buffer has drained to half the high-water mark. Must not block.
+    public var onWritable: (@Sendable () -> Void)? {
+        get { context.shared.withLock { $0.stream?.onWritable } }
+        set { context.setOnWritable(newValue) }
+    }
+
+    /// Called once (on a server thread) when the connection ends before the
+    /// finished stream was delivered; at once if that already happened. Must not block.
+    /// Cleared after firing, so closures capturing the stream do not leak.
+    public var onClose: (@Sendable () -> Void)? {
+        get { context.shared.withLock { $0.stream?.onClose } }
+        set { context.setOnClose(newValue) }
+    }
+}

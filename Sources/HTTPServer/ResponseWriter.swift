@@ -1,0 +1,59 @@
+/// Answers one request, now or later, from any thread.
+///
+/// The handler receives a writer and must eventually call exactly one of
+/// ``respond(status:headers:body:)`` or ``startStream(status:headers:)``.
+/// Until then the connection is suspended: it costs no thread and does not
+/// time out. Later calls are ignored. A writer released without an answer
+/// answers 500 `{"error":"internal_error"}` itself, so a forgotten path
+/// cannot hang a client.
+public final class ResponseWriter: Sendable {
+    private let context: RequestContext
+
+    init(context: RequestContext) {
+        self.context = context
+    }
+
+    deinit {
+        if context.isAwaitingResponse, let canned = context.core.canned.internalError {
+            context.deliver(PreparedResponse(pointer: canned, status: 500, owned: false))
+        }
+    }
+
+    /// Sends a complete response with a fixed-length body.
+    ///
+    /// - Parameters:
+    ///   - status: 200–599 (RFC 9110 §15); anything else sends 500 instead.
+    ///   - headers: fields in order. `Content-Length` and `Transfer-Encoding` are
+    ///     ignored (the server frames the body); `Date` is added when absent;
+    ///     `Connection: close` closes the connection after this response. A field
+    ///     with CR, LF or NUL turns the response into 500 (no response splitting).
+    ///   - body: the bytes, copied once. Not sent for HEAD, 204 or 304 (RFC 9110 §9.3.2, §15.3.5).
+    public func respond(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
+        if let response = PreparedResponse.make(status: status, headers: headers, body: body) {
+            context.deliver(response)
+        } else if let canned = context.core.canned.internalError {
+            context.deliver(PreparedResponse(pointer: canned, status: 500, owned: false))
+        }
+    }
+
+    /// Sends the status and headers now and the body as it is written to the
+    /// returned stream.
+    ///
+    /// - Parameters:
+    ///   - status: 200–599; anything else sends 500 and the stream is born aborted.
+    ///   - headers: as for ``respond(status:headers:body:)``, except that a valid
+    ///     `Content-Length` makes the body exactly that long (a stream finished
+    ///     short is cut); without one the body is chunked on HTTP/1.1
+    ///     (RFC 9112 §7.1) and delimited by closing the connection on HTTP/1.0.
+    /// - Returns: the stream; if a response was already given, a stream that is
+    ///   already closed (writes return false, `onClose` fires when set).
+    public func startStream(status: Int, headers: [(String, String)] = []) -> ResponseStream {
+        _ = context.startStream(status: status, headers: headers)
+        return ResponseStream(context: context)
+    }
+
+    /// False once a response has been given or the client has gone: answering then does nothing.
+    public var isPending: Bool {
+        context.isAwaitingResponse
+    }
+}

@@ -1,0 +1,21 @@
+/// What one running server shares with its libmicrohttpd callbacks (their `cls`).
+final class ServerCore: Sendable {
+    let configuration: HTTPServerConfiguration
+    let bodyLimit: @Sendable (HTTPRequestHead) -> Int
+    let handler: HTTPServer.Handler
+    let onRefusal: (@Sendable (HTTPRequestRefusal) -> Void)?
+    let suspended = SuspendedConnections()
+    let canned = CannedResponses()
+
+    init(
+        configuration: HTTPServerConfiguration,
+        bodyLimit: @escaping @Sendable (HTTPRequestHead) -> Int,
+        onRefusal: (@Sendable (HTTPRequestRefusal) -> Void)?,
+        handler: @escaping HTTPServer.Handler
+    ) {
+        self.configuration = configuration
+        self.bodyLimit = bodyLimit
+        self.onRefusal = onRefusal
+        self.handler = handler
+    }
+}

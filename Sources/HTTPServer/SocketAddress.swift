@@ -1,0 +1,64 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An IPv4 or IPv6 socket address, built from a numeric host (never resolved).
+struct SocketAddress {
+    private var storage = sockaddr_storage()
+
+    /// nil when `host` is not a numeric IPv4 or IPv6 address.
+    init?(host: String, port: UInt16) {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 {
+            withUnsafeMutableBytes(of: &storage) { raw in
+                let address = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in.self)
+                address.pointee.sin_family = sa_family_t(AF_INET)
+                address.pointee.sin_port = port.bigEndian
+                address.pointee.sin_addr = v4
+            }
+        } else if inet_pton(AF_INET6, host, &v6) == 1 {
+            withUnsafeMutableBytes(of: &storage) { raw in
+                let address = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in6.self)
+                address.pointee.sin6_family = sa_family_t(AF_INET6)
+                address.pointee.sin6_port = port.bigEndian
+                address.pointee.sin6_addr = v6
+            }
+        } else {
+            return nil
+        }
+    }
+
+    /// Runs `body` with a pointer to the address, valid only inside `body`.
+    func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>) throws -> R) rethrows -> R {
+        try withUnsafeBytes(of: storage) { raw in
+            try body(raw.baseAddress!.assumingMemoryBound(to: sockaddr.self))
+        }
+    }
+
+    /// The numeric host of a peer address (`"127.0.0.1"`, `"::1"`); `"unknown"` for other families.
+    static func numericHost(_ address: UnsafePointer<sockaddr>?) -> String {
+        guard let address else { return "unknown" }
+        // INET6_ADDRSTRLEN = 46 bytes including the terminator.
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: 46) { buffer -> String in
+            guard let base = buffer.baseAddress else { return "unknown" }
+            let family = Int32(address.pointee.sa_family)
+            let written: UnsafePointer<CChar>?
+            switch family {
+            case AF_INET:
+                written = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
+                    var ip = v4.pointee.sin_addr
+                    return inet_ntop(AF_INET, &ip, base, 46)
+                }
+            case AF_INET6:
+                written = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
+                    var ip = v6.pointee.sin6_addr
+                    return inet_ntop(AF_INET6, &ip, base, 46)
+                }
+            default:
+                written = nil
+            }
+            return written.map { String(cString: $0) } ?? "unknown"
+        }
+    }
+}

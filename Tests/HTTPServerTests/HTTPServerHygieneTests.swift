@@ -1,0 +1,152 @@
+import Foundation
+@testable import HTTPServer
+import XCTest
+
+final class HTTPServerHygieneTests: XCTestCase {
+    private func hygieneServer(refusals: Box<[HTTPRequestRefusal]>, calls: Box<Int>) throws -> HTTPServer {
+        try startServer(
+            bodyLimit: { _ in 1024 },
+            onRefusal: { refusal in refusals.mutate { $0.append(refusal) } },
+            handler: { _, body, writer in
+                calls.mutate { $0 += 1 }
+                writer.respond(status: 200, body: body)
+            })
+    }
+
+    /// Sends `request`, expects 400 bad_request and the connection closed, then a fresh request served.
+    private func assertRefused(
+        _ request: String, status: Int = 400, code: String = "bad_request", reason: String,
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws {
+        let refusals = Box<[HTTPRequestRefusal]>([])
+        let calls = Box(0)
+        let server = try hygieneServer(refusals: refusals, calls: calls)
+        let client = try RawClient(port: server.port)
+        let response = try client.exchange(request)
+        XCTAssertEqual(response.status, status, file: file, line: line)
+        XCTAssertEqual(response.text, "{\"error\":\"\(code)\"}", file: file, line: line)
+        XCTAssertEqual(response.header("Connection")?.lowercased(), "close", file: file, line: line)
+        XCTAssertTrue(client.isClosedByServer(), "connection left open", file: file, line: line)
+        XCTAssertEqual(calls.value, 0, "handler ran", file: file, line: line)
+        XCTAssertEqual(refusals.value.map(\.reason), [reason], file: file, line: line)
+
+        let next = try RawClient(port: server.port)
+        XCTAssertEqual(try next.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n").status, 200, file: file, line: line)
+    }
+
+    func testHTTP11WithoutHostIs400AndClosed() throws {
+        try assertRefused("GET / HTTP/1.1\r\n\r\n", reason: "missing_host")
+    }
+
+    func testContentLengthWithTransferEncodingIs400AndClosed() throws {
+        try assertRefused(
+            "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+            reason: "content_length_with_transfer_encoding")
+    }
+
+    func testDifferingDuplicateContentLengthIs400AndClosed() throws {
+        try assertRefused(
+            "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
+            reason: "conflicting_content_length")
+    }
+
+    func testUnparseableContentLengthIsRefusedByLibmicrohttpdAndClosed() throws {
+        // libmicrohttpd parses Content-Length itself before the first access-handler call and
+        // answers a value it cannot parse (a list, a sign) with its own 400 page: the status and
+        // the close are what we need; the body is not ours.
+        let calls = Box(0)
+        let server = try hygieneServer(refusals: Box([]), calls: calls)
+        let client = try RawClient(port: server.port)
+        let response = try client.exchange("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5, 6\r\n\r\nhello!")
+        XCTAssertEqual(response.status, 400)
+        XCTAssertEqual(calls.value, 0)
+    }
+
+    func testDuplicateHostIs400() throws {
+        try assertRefused("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", reason: "duplicate_host")
+    }
+
+    func testTransferCodingOtherThanChunkedIs400() throws {
+        try assertRefused("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", reason: "unsupported_transfer_encoding")
+    }
+
+    func testIdenticalDuplicateContentLengthIsAccepted() throws {
+        let server = try startServer { _, body, writer in writer.respond(status: 200, body: body) }
+        let client = try RawClient(port: server.port)
+        let response = try client.exchange("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok")
+        XCTAssertEqual(response.text, "ok")
+    }
+
+    func testHTTP10WithoutHostIsServed() throws {
+        let server = try startServer { head, _, writer in
+            writer.respond(status: 200, body: Array(head.version == .http10 ? "1.0".utf8 : "1.1".utf8))
+        }
+        let client = try RawClient(port: server.port)
+        let response = try client.exchange("GET / HTTP/1.0\r\n\r\n")
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(response.text, "1.0")
+    }
+
+    func testContentLengthOverLimitIs413WithoutReadingTheBody() throws {
+        let refusals = Box<[HTTPRequestRefusal]>([])
+        let calls = Box(0)
+        let server = try hygieneServer(refusals: refusals, calls: calls)
+        let client = try RawClient(port: server.port)
+        // 10 MiB announced, none sent: the answer must come without the body.
+        let response = try client.exchange("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10485760\r\n\r\n")
+        XCTAssertEqual(response.status, 413)
+        XCTAssertEqual(response.text, #"{"error":"payload_too_large"}"#)
+        XCTAssertTrue(client.isClosedByServer())
+        XCTAssertEqual(refusals.value.map(\.reason), ["content_length_over_limit"])
+        XCTAssertEqual(calls.value, 0)
+    }
+
+    func testExpectContinueOverLimitIs413Directly() throws {
+        let server = try startServer(bodyLimit: { _ in 10 }) { _, _, writer in writer.respond(status: 200) }
+        let client = try RawClient(port: server.port)
+        let response = try client.exchange(
+            "PUT / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 11\r\n\r\n")
+        XCTAssertEqual(response.status, 413)
+    }
+
+    func testChunkedBodyGrowingOverLimitIs413AndClosed() throws {
+        let refusals = Box<[HTTPRequestRefusal]>([])
+        let calls = Box(0)
+        let server = try hygieneServer(refusals: refusals, calls: calls)
+        let client = try RawClient(port: server.port)
+        try client.send("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+        let chunk = String(repeating: "a", count: 600)
+        try client.send("258\r\n\(chunk)\r\n258\r\n\(chunk)\r\n")   // 1200 bytes > 1024
+        let response = try client.readResponse()
+        XCTAssertEqual(response.status, 413)
+        XCTAssertEqual(response.text, #"{"error":"payload_too_large"}"#)
+        XCTAssertTrue(client.isClosedByServer())
+        XCTAssertEqual(refusals.value.map(\.reason), ["chunked_body_over_limit"])
+        XCTAssertEqual(calls.value, 0)
+    }
+
+    func testHeadOverLimitIs431() throws {
+        var configuration = HTTPServerConfiguration(threads: 1)
+        configuration.maxHeaderBytes = 1024
+        let server = try startServer(configuration: configuration) { _, _, writer in writer.respond(status: 200) }
+        let client = try RawClient(port: server.port)
+        let big = String(repeating: "v", count: 2000)
+        let response = try client.exchange("GET / HTTP/1.1\r\nHost: x\r\nX-Big: \(big)\r\n\r\n")
+        XCTAssertEqual(response.status, 431)
+        XCTAssertTrue(client.isClosedByServer())
+    }
+
+    func testContentLengthParsing() {
+        func parse(_ text: String) -> [UInt64?] {
+            Array(text.utf8).withUnsafeBytes { HeadCollector.parseContentLength($0) }
+        }
+        XCTAssertEqual(parse("42"), [42])
+        XCTAssertEqual(parse("42, 42"), [42, 42])
+        XCTAssertEqual(parse("4 2"), [nil])
+        XCTAssertEqual(parse("+5"), [nil])
+        XCTAssertEqual(parse("-1"), [nil])
+        XCTAssertEqual(parse(""), [nil])
+        XCTAssertEqual(parse("0x10"), [nil])
+        XCTAssertEqual(parse("1234567890123456789"), [nil])
+    }
+}
