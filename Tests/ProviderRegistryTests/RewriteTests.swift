@@ -1,0 +1,174 @@
+import XCTest
+@testable import ProviderRegistry
+
+final class RequestRewriteTests: XCTestCase {
+    private let key = "sk-test-123"
+
+    private func provider(_ name: String) throws -> Provider {
+        try XCTUnwrap(ProviderRegistry.load(path: repositoryRoot() + "/providers.toml").provider(named: name))
+    }
+
+    private func names(_ headers: [(name: String, value: String)]) -> [String] { headers.map(\.name) }
+
+    func testClientCredentialsHopByHopAndForwardingHeadersAreDroppedInAnyCase() throws {
+        let openai = try provider("openai")
+        let credential = try ProviderCredential(provider: openai, secretValue: key)
+        let client: [(name: String, value: String)] = [
+            ("Content-Type", "application/json"),
+            ("authorization", "Bearer session-token"),
+            ("PROXY-AUTHORIZATION", "Basic x"),
+            ("Cookie", "a=b"),
+            ("Forwarded", "for=1.2.3.4"),
+            ("X-Forwarded-For", "1.2.3.4"),
+            ("x-forwarded-proto", "https"),
+            ("X-Real-IP", "1.2.3.4"),
+            ("X-Keyward-Assertion", "abc"),
+            ("x-keyward-timestamp", "1"),
+            ("X-Api-Key", "client-key"),
+            ("Api-Key", "client-key"),
+            ("X-GOOG-API-KEY", "client-key"),
+            ("Xi-Api-Key", "client-key"),
+            ("Connection", "keep-alive, X-Custom-Hop"),
+            ("Keep-Alive", "timeout=5"),
+            ("X-Custom-Hop", "1"),
+            ("TE", "trailers"),
+            ("Transfer-Encoding", "chunked"),
+            ("Upgrade", "h2c"),
+            ("Proxy-Connection", "keep-alive"),
+            ("Trailer", "X"),
+            ("Host", "keyward.example"),
+            ("Content-Length", "12"),
+            ("Expect", "100-continue"),
+            ("Accept", "text/event-stream"),
+            ("OpenAI-Beta", "assistants=v2"),
+        ]
+        let upstream = RequestRewrite.upstreamHeaders(client: client, provider: openai, credential: credential)
+        XCTAssertEqual(upstream.map { "\($0.name): \($0.value)" }, [
+            "Content-Type: application/json",
+            "Accept: text/event-stream",
+            "OpenAI-Beta: assistants=v2",
+            "Host: api.openai.com",
+            "Authorization: Bearer sk-test-123",
+        ])
+    }
+
+    func testProviderAuthHeaderAndFixedHeadersReplaceTheClientsCopies() throws {
+        let anthropic = try provider("anthropic")
+        let credential = try ProviderCredential(provider: anthropic, secretValue: key)
+        let upstream = RequestRewrite.upstreamHeaders(
+            client: [("anthropic-version", "1999-01-01"), ("X-API-KEY", "mine"), ("content-type", "application/json")],
+            provider: anthropic, credential: credential)
+        XCTAssertEqual(upstream.map { "\($0.name): \($0.value)" }, [
+            "content-type: application/json",
+            "Host: api.anthropic.com",
+            "anthropic-version: 2023-06-01",
+            "x-api-key: sk-test-123",
+        ])
+        XCTAssertEqual(upstream.filter { $0.value.contains(key) }.count, 1)
+    }
+
+    func testCustomAuthHeaderNameIsDroppedFromTheClient() throws {
+        let registry = try ProviderRegistry.parse(text: providerText(auth: "{ type = \"header\", name = \"X-Service-Token\", format = \"t={key}\" }"), path: "p.toml")
+        let demo = try XCTUnwrap(registry.provider(named: "demo"))
+        let credential = try ProviderCredential(provider: demo, secretValue: key)
+        let upstream = RequestRewrite.upstreamHeaders(client: [("x-service-token", "forged")], provider: demo, credential: credential)
+        XCTAssertEqual(upstream.map { "\($0.name): \($0.value)" }, ["Host: api.example.com", "X-Service-Token: t=sk-test-123"])
+    }
+
+    func testBasicAuthIsBase64OfTheFormat() throws {
+        let stripe = try provider("stripe")
+        let credential = try ProviderCredential(provider: stripe, secretValue: "rk_test_abc")
+        let upstream = RequestRewrite.upstreamHeaders(client: [("Authorization", "Bearer session")], provider: stripe, credential: credential)
+        // base64("rk_test_abc:") — RFC 7617 §2
+        XCTAssertEqual(upstream.map { "\($0.name): \($0.value)" }, ["Host: api.stripe.com", "Authorization: Basic cmtfdGVzdF9hYmM6"])
+    }
+
+    func testQueryKeyProviderKeepsOnlyOurKeyWhateverTheClientsCaseOrEncoding() throws {
+        let gemini = try provider("gemini")
+        let credential = try ProviderCredential(provider: gemini, secretValue: "AIza&x=1")
+        XCTAssertEqual(RequestRewrite.upstreamQuery("key=c1&KEY=c2&k%65y=c3&key=", provider: gemini, credential: credential), "key=AIza%26x%3D1")
+        XCTAssertEqual(RequestRewrite.upstreamQuery("alt=sse&key=c1&b=2&&Key&%4B%45%59=z", provider: gemini, credential: credential),
+                       "alt=sse&b=2&key=AIza%26x%3D1")
+        XCTAssertEqual(RequestRewrite.upstreamQuery(nil, provider: gemini, credential: credential), "key=AIza%26x%3D1")
+        XCTAssertEqual(RequestRewrite.upstreamQuery("", provider: gemini, credential: credential), "key=AIza%26x%3D1")
+        // Not the key: double-encoded names are not decoded twice, other names that contain "key" stay.
+        XCTAssertEqual(RequestRewrite.upstreamQuery("k%2565y=1&keys=2&monkey=3", provider: gemini, credential: credential),
+                       "k%2565y=1&keys=2&monkey=3&key=AIza%26x%3D1")
+    }
+
+    func testQueryOfAHeaderProviderPassesUnchanged() throws {
+        let openai = try provider("openai")
+        let credential = try ProviderCredential(provider: openai, secretValue: key)
+        XCTAssertEqual(RequestRewrite.upstreamQuery("a=1&key=2", provider: openai, credential: credential), "a=1&key=2")
+        XCTAssertNil(RequestRewrite.upstreamQuery("", provider: openai, credential: credential))
+        XCTAssertNil(RequestRewrite.upstreamQuery(nil, provider: openai, credential: credential))
+        XCTAssertEqual(openai.upstreamURL(segments: ["v1", "chat", "completions"], query: nil), "https://api.openai.com/v1/chat/completions")
+    }
+
+    func testSecretValuesWithControlCharactersAreRefused() throws {
+        let openai = try provider("openai")
+        for (value, reason) in [("", "secret_empty"), ("sk\r\nX-Evil: 1", "secret_control_character"), ("sk\n", "secret_control_character"),
+                                ("sk\u{0}", "secret_control_character"), (String(repeating: "k", count: 9000), "secret_too_long")] {
+            XCTAssertThrowsError(try ProviderCredential(provider: openai, secretValue: value)) { error in
+                XCTAssertEqual((error as? SecretValueError)?.reason, reason)
+                XCTAssertFalse("\(error)".contains("sk"))
+            }
+        }
+        XCTAssertEqual(SecretValue.trimmingFinalNewline("sk-abc\r\n"), "sk-abc")
+        XCTAssertEqual(SecretValue.trimmingFinalNewline("sk-abc\n"), "sk-abc")
+        XCTAssertFalse("\(try ProviderCredential(provider: openai, secretValue: key))".contains(key))
+    }
+}
+
+final class ResponseRewriteTests: XCTestCase {
+    func testCookiesHopByHopCORSAndEchoedKeysAreDropped() throws {
+        let registry = try ProviderRegistry.load(path: repositoryRoot() + "/providers.toml")
+        let gemini = try XCTUnwrap(registry.provider(named: "gemini"))
+        let credential = try ProviderCredential(provider: gemini, secretValue: "AIza/secret")
+        let upstream: [(name: String, value: String)] = [
+            ("Content-Type", "text/event-stream"),
+            ("Set-Cookie", "sid=1"),
+            ("set-cookie2", "x"),
+            ("Connection", "close, X-Hop"),
+            ("X-Hop", "1"),
+            ("Transfer-Encoding", "chunked"),
+            ("Keep-Alive", "timeout=5"),
+            ("Access-Control-Allow-Origin", "*"),
+            ("access-control-allow-credentials", "true"),
+            ("Alt-Svc", "h3=\":443\""),
+            ("X-Debug-Url", "https://generativelanguage.googleapis.com/v1?key=AIza%2Fsecret"),
+            ("X-Echo", "AIza/secret"),
+            ("Content-Length", "42"),
+            ("x-request-id", "r1"),
+        ]
+        let client = ResponseRewrite.clientHeaders(upstream, credential: credential)
+        XCTAssertEqual(client.map(\.name), ["Content-Type", "Content-Length", "x-request-id"])
+    }
+
+    func testBasicCredentialEchoIsDropped() throws {
+        let registry = try ProviderRegistry.load(path: repositoryRoot() + "/providers.toml")
+        let stripe = try XCTUnwrap(registry.provider(named: "stripe"))
+        let credential = try ProviderCredential(provider: stripe, secretValue: "rk_test_abc")
+        let client = ResponseRewrite.clientHeaders([("X-Seen-Auth", "Basic cmtfdGVzdF9hYmM6"), ("Request-Id", "req_1")], credential: credential)
+        XCTAssertEqual(client.map(\.name), ["Request-Id"])
+    }
+}
+
+final class AssertionClientDataTests: XCTestCase {
+    func testFourLinesMethodPathAndQueryAsSentBodyHashTimestamp() {
+        let hash = [UInt8](repeating: 0xFB, count: 32)
+        let bytes = AssertionClientData.bytes(method: "POST", path: "/p/openai/v1/chat%2Dx", query: "a=1&b=%20", bodySHA256: hash, timestamp: "1700000000")
+        XCTAssertEqual(String(decoding: bytes, as: UTF8.self),
+                       "POST\n/p/openai/v1/chat%2Dx?a=1&b=%20\n-_v7-_v7-_v7-_v7-_v7-_v7-_v7-_v7-_v7-_v7-_s\n1700000000")
+    }
+
+    func testEmptyQueryAddsNoQuestionMarkAndTheHashClosureIsUsed() {
+        var hashed: [UInt8]?
+        let bytes = AssertionClientData.bytes(method: "GET", path: "/p/maps/x", query: "", body: [1, 2], timestamp: "5") { body in
+            hashed = body
+            return [0, 0, 0]
+        }
+        XCTAssertEqual(hashed, [1, 2])
+        XCTAssertEqual(String(decoding: bytes, as: UTF8.self), "GET\n/p/maps/x\nAAAA\n5")
+    }
+}
