@@ -1,1 +1,0 @@
-// Sessions: see DESIGN.md §4.
