@@ -1,0 +1,229 @@
+import Foundation
+import HTTPServer
+import XCTest
+
+final class HTTPServerStreamTests: XCTestCase {
+    func testStreamedChunksArriveSeparatelyInTime() throws {
+        let firstReceived = DispatchSemaphore(value: 0)
+        let secondWritten = Box(false)
+        let server = try startServer { _, _, writer in
+            let stream = writer.startStream(status: 200, headers: [("Content-Type", "text/event-stream")])
+            onAnotherThread {
+                stream.write(Array("data: 1\n\n".utf8))
+                _ = firstReceived.wait(timeout: .now() + 5)
+                secondWritten.value = true
+                stream.write(Array("data: 2\n\n".utf8))
+                stream.finish()
+            }
+        }
+        let client = try RawClient(port: server.port)
+        try client.send("GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
+        let head = try client.readHead()
+        XCTAssertEqual(head.status, 200)
+        XCTAssertEqual(head.header("Content-Type"), "text/event-stream")
+        XCTAssertEqual(head.header("Transfer-Encoding")?.lowercased(), "chunked")
+        XCTAssertEqual(try client.readChunk().map { String(decoding: $0, as: UTF8.self) }, "data: 1\n\n")
+        XCTAssertFalse(secondWritten.value, "the first chunk must arrive before the second is written")
+        firstReceived.signal()
+        XCTAssertEqual(try client.readChunk().map { String(decoding: $0, as: UTF8.self) }, "data: 2\n\n")
+        XCTAssertNil(try client.readChunk())
+        // Keep-alive survives a finished stream.
+        try client.send("GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertEqual(try client.readHead().status, 200)
+    }
+
+    func testStreamWrittenInsideTheHandlerBeforeItReturns() throws {
+        let server = try startServer { _, _, writer in
+            let stream = writer.startStream(status: 200)
+            stream.write(Array("abc".utf8))
+            stream.write(Array("def".utf8))
+            stream.finish()
+        }
+        let client = try RawClient(port: server.port)
+        let response = try client.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertEqual(response.text, "abcdef")
+    }
+
+    func testDeclaredContentLengthStreamIsSentWithThatLength() throws {
+        let server = try startServer { _, _, writer in
+            let stream = writer.startStream(status: 200, headers: [("Content-Length", "10")])
+            onAnotherThread {
+                stream.write(Array("01234".utf8))
+                Thread.sleep(forTimeInterval: 0.05)
+                stream.write(Array("56789".utf8))
+                stream.finish()
+            }
+        }
+        let client = try RawClient(port: server.port)
+        let response = try client.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertEqual(response.header("Content-Length"), "10")
+        XCTAssertNil(response.header("Transfer-Encoding"))
+        XCTAssertEqual(response.text, "0123456789")
+    }
+
+    func testAbortCutsTheConnectionWithoutACleanEnd() throws {
+        let server = try startServer { _, _, writer in
+            let stream = writer.startStream(status: 200)
+            onAnotherThread {
+                stream.write(Array("partial".utf8))
+                Thread.sleep(forTimeInterval: 0.1)
+                stream.abort()
+            }
+        }
+        let client = try RawClient(port: server.port)
+        try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertEqual(try client.readHead().status, 200)
+        XCTAssertEqual(try client.readChunk(), Array("partial".utf8))
+        XCTAssertThrowsError(try client.readChunk(), "an aborted stream must not end cleanly")
+    }
+
+    func testSlowReaderMakesWriteReturnFalseAndBufferStaysBounded() throws {
+        let highWater = 64 * 1024
+        let chunkSize = 251 * 64          // whole periods of the byte pattern: every chunk is the same
+        let total = chunkSize * 1024      // ≈ 16 MB: more than loopback's socket buffers can absorb
+        var configuration = HTTPServerConfiguration(threads: 2)
+        configuration.streamHighWaterBytes = highWater
+        let refusedWrites = Box(0)
+        let maxBuffered = Box(0)
+        let producerDone = DispatchSemaphore(value: 0)
+        let producerFailed = Box(false)
+        let server = try startServer(configuration: configuration) { _, _, writer in
+            let stream = writer.startStream(status: 200, headers: [("Content-Length", String(total))])
+            let writable = DispatchSemaphore(value: 0)
+            stream.onWritable = { writable.signal() }
+            onAnotherThread {
+                let chunk = (0..<chunkSize).map { UInt8(truncatingIfNeeded: $0 % 251) }
+                var sent = 0
+                while sent < total {
+                    let accepted = stream.write(chunk)
+                    sent += chunkSize
+                    maxBuffered.mutate { $0 = max($0, stream.bufferedBytes) }
+                    if !accepted {
+                        refusedWrites.mutate { $0 += 1 }
+                        if writable.wait(timeout: .now() + 10) == .timedOut {
+                            producerFailed.value = true
+                            break
+                        }
+                    }
+                }
+                stream.finish()
+                producerDone.signal()
+            }
+        }
+        let client = try RawClient(port: server.port, receiveTimeout: 10, receiveBuffer: 16 * 1024)
+        try client.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+        // Do not read: the producer must be told to stop (once the kernel's socket buffers are
+        // full), not allowed to buffer everything.
+        for _ in 0..<500 where refusedWrites.value == 0 { Thread.sleep(forTimeInterval: 0.01) }
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertGreaterThanOrEqual(refusedWrites.value, 1, "write never returned false for a client that does not read")
+        XCTAssertLessThanOrEqual(maxBuffered.value, highWater + chunkSize)
+
+        let head = try client.readHead()
+        XCTAssertEqual(head.status, 200)
+        let body = try client.readBytes(total)
+        XCTAssertEqual(producerDone.wait(timeout: .now() + 10), .success)
+        XCTAssertFalse(producerFailed.value, "onWritable never fired after the client read")
+        XCTAssertEqual(body.count, total)
+        XCTAssertTrue(body.enumerated().allSatisfy { $0.element == UInt8(truncatingIfNeeded: $0.offset % 251) })
+        XCTAssertLessThanOrEqual(maxBuffered.value, highWater + chunkSize, "buffer grew past the high-water mark plus one write")
+    }
+
+    func testOnCloseFiresWithinASecondOfClientDisconnectMidStream() throws {
+        let closed = DispatchSemaphore(value: 0)
+        let closedAt = Box<Date?>(nil)
+        let server = try startServer { _, _, writer in
+            let stream = writer.startStream(status: 200, headers: [("Content-Type", "text/event-stream")])
+            stream.onClose = {
+                closedAt.value = Date()
+                closed.signal()
+            }
+            onAnotherThread {
+                // A producer with a heartbeat: every 100 ms, until the stream refuses.
+                for _ in 0..<100 {
+                    _ = stream.write(Array(": ping\n\n".utf8))
+                    if closedAt.value != nil { return }
+                    Thread.sleep(forTimeInterval: 0.1)
+                }
+            }
+        }
+        let client = try RawClient(port: server.port)
+        try client.send("GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertEqual(try client.readHead().status, 200)
+        XCTAssertNotNil(try client.readChunk())
+        let leftAt = Date()
+        client.closeNow()
+        XCTAssertEqual(closed.wait(timeout: .now() + 3), .success, "onClose never fired")
+        let delay = try XCTUnwrap(closedAt.value).timeIntervalSince(leftAt)
+        XCTAssertLessThan(delay, 1.0)
+    }
+
+    func testWriteAfterClientLeftReturnsFalseAndLateOnCloseFiresAtOnce() throws {
+        let streamBox = Box<ResponseStream?>(nil)
+        let gone = DispatchSemaphore(value: 0)
+        let server = try startServer { _, _, writer in
+            let stream = writer.startStream(status: 200)
+            streamBox.value = stream
+            stream.onClose = { gone.signal() }
+            stream.write(Array("x".utf8))
+        }
+        let client = try RawClient(port: server.port)
+        try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertEqual(try client.readHead().status, 200)
+        XCTAssertNotNil(try client.readChunk())
+        client.closeNow()
+        let stream = try XCTUnwrap(streamBox.value)
+        var refused = false
+        for _ in 0..<50 where !refused {
+            refused = !stream.write(Array("y".utf8))
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        XCTAssertTrue(refused)
+        XCTAssertEqual(gone.wait(timeout: .now() + 3), .success)
+        let late = DispatchSemaphore(value: 0)
+        stream.onClose = { late.signal() }
+        XCTAssertEqual(late.wait(timeout: .now()), .success, "onClose set after the close must fire at once")
+    }
+
+    func testStopWithOpenStreamsAndPendingAnswersNeitherCrashesNorHangs() throws {
+        let streams = Box<[ResponseStream]>([])
+        let writers = Box<[ResponseWriter]>([])
+        let closes = Box(0)
+        let server = HTTPServer(configuration: HTTPServerConfiguration(threads: 2), bodyLimit: { _ in 0 }) { head, _, writer in
+            if head.path == "/late" {
+                writers.mutate { $0.append(writer) }
+                return
+            }
+            let stream = writer.startStream(status: 200)
+            stream.onClose = { closes.mutate { $0 += 1 } }
+            stream.write(Array("hello".utf8))   // then idle: the connection sleeps with an empty buffer
+            streams.mutate { $0.append(stream) }
+        }
+        try server.start()
+        var clients: [RawClient] = []
+        for _ in 0..<3 {
+            let client = try RawClient(port: server.port)
+            try client.send("GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
+            XCTAssertEqual(try client.readHead().status, 200)
+            XCTAssertNotNil(try client.readChunk())
+            clients.append(client)
+        }
+        let late = try RawClient(port: server.port)
+        try late.send("GET /late HTTP/1.1\r\nHost: x\r\n\r\n")
+        for _ in 0..<100 where writers.value.isEmpty { Thread.sleep(forTimeInterval: 0.01) }
+        XCTAssertEqual(writers.value.count, 1)
+
+        let stopped = DispatchSemaphore(value: 0)
+        onAnotherThread {
+            server.stop()
+            stopped.signal()
+        }
+        XCTAssertEqual(stopped.wait(timeout: .now() + 5), .success, "stop() hung")
+        XCTAssertEqual(closes.value, 3)
+        // Answering after stop does nothing and does not crash.
+        writers.value.first?.respond(status: 200)
+        XCTAssertFalse(streams.value.first?.write([1]) ?? true)
+        XCTAssertTrue(late.isClosedByServer())
+        server.stop()
+    }
+}
