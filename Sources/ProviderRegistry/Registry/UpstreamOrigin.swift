@@ -29,8 +29,9 @@ public struct UpstreamOrigin: Sendable, Equatable {
 
     /// Parses a `base_url`: `https://host[:port][/prefix]` (RFC 3986 §3 with no userinfo, query or
     /// fragment; the prefix made of `pchar` segments without dots, empty segments or `%`).
-    /// - Throws: a message describing what is wrong (the caller adds file, line and key).
-    static func parse(_ text: String) throws(BaseURLProblem) -> UpstreamOrigin {
+    /// Both schemes are accepted here; callers decide when plain http is allowed (loopback only).
+    /// - Throws: `BaseURLProblem` describing what is wrong (the caller adds file, line and key).
+    public static func parse(_ text: String) throws(BaseURLProblem) -> UpstreamOrigin {
         guard text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             throw BaseURLProblem("must be an https origin with an optional path prefix; spaces, control and non-ASCII characters are not allowed")
         }
@@ -106,7 +107,7 @@ public struct UpstreamOrigin: Sendable, Equatable {
     }
 
     /// `localhost`, `*.localhost`, `127.0.0.0/8` or `[::1]`.
-    static func isLoopbackHost(_ host: String) -> Bool {
+    public static func isLoopbackHost(_ host: String) -> Bool {
         if host == "localhost" || host.hasSuffix(".localhost") || host == "[::1]" { return true }
         let octets = host.split(separator: ".", omittingEmptySubsequences: false)
         guard octets.count == 4, octets.first == "127" else { return false }
@@ -117,8 +118,8 @@ public struct UpstreamOrigin: Sendable, Equatable {
     }
 }
 
-/// What is wrong with a `base_url` (the message only; the location is added by the validator).
-struct BaseURLProblem: Error {
-    let message: String
+/// What is wrong with a base URL (the message only; the caller adds file, line and key).
+public struct BaseURLProblem: Error, Sendable {
+    public let message: String
     init(_ message: String) { self.message = message }
 }

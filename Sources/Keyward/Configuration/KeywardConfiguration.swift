@@ -1,0 +1,62 @@
+import ProviderRegistry
+
+/// keyward.toml, validated (DESIGN.md §3). Every setting has a default except the platforms: a
+/// platform whose settings are all absent is off (its routes answer 501), one that is half-set stops
+/// start-up. Secrets are never here: they come from the environment or credential files.
+public struct KeywardConfiguration: Sendable, Equatable {
+    /// The proxy and handshake listener (default `127.0.0.1:8080`; put a TLS front before it).
+    public var proxyListen = ListenAddress(host: "127.0.0.1", port: 8080)
+    /// The admin listener for `/metrics`, `/healthz`, `/readyz` (default `127.0.0.1:9090`).
+    public var adminListen = ListenAddress(host: "127.0.0.1", port: 9090)
+    /// `sqlite:///absolute/path` (default `sqlite:///var/lib/keyward/keyward.sqlite`) or `postgres://…`
+    /// without a password (libpq reads `PGPASSWORD` or `~/.pgpass`).
+    public var storeURL = "sqlite:///var/lib/keyward/keyward.sqlite"
+    /// Session lifetime, seconds (60-86400, default 3600).
+    public var sessionTTLSeconds = 3600
+    /// The `iss` claim of sessions (default "keyward").
+    public var sessionIssuer = "keyward"
+    /// Challenge lifetime, seconds (10-600, default 120).
+    public var challengeTTLSeconds = 120
+    /// Per-client-IP token bucket on the challenge, attest and assert routes: refill per minute (default 60).
+    public var handshakePerIPPerMinute = 60
+    /// …and bucket size (default 20).
+    public var handshakePerIPBurst = 20
+    /// providers.toml, resolved against keyward.toml's directory when relative (default `providers.toml`).
+    public var providersPath = "providers.toml"
+    /// iOS, or nil when off.
+    public var apple: AppleSettings?
+    /// Android, or nil when off.
+    public var android: AndroidSettings?
+
+    /// The defaults (both platforms off).
+    public init() {}
+
+    /// Reads and validates keyward.toml at `path`.
+    /// - Throws: `ConfigErrors`, every problem with file, line and key.
+    public static func load(path: String) throws(ConfigErrors) -> KeywardConfiguration {
+        let document = try TOMLDocument.load(path: path)
+        return try KeywardConfiguration(document: document, directory: directory(of: path))
+    }
+
+    /// Validates keyward.toml `text`; `path` names it in errors and anchors a relative providers path.
+    public static func parse(text: String, path: String) throws(ConfigErrors) -> KeywardConfiguration {
+        try KeywardConfiguration(document: TOMLDocument.parse(text: text, path: path), directory: directory(of: path))
+    }
+
+    init(document: TOMLDocument, directory: String) throws(ConfigErrors) {
+        let (file, decodeErrors) = document.decodeCollectingErrors(KeywardConfigurationFile.self)
+        var errors = decodeErrors
+        if let file {
+            var validator = KeywardConfigurationValidator(document: document)
+            self = validator.configuration(from: file, directory: directory)
+            errors += validator.errors
+        }
+        guard errors.isEmpty else { throw ConfigErrors(errors) }
+    }
+
+    /// The directory part of `path` ("." when it has none).
+    static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+}

@@ -1,0 +1,92 @@
+/// keyward.toml as written, before validation (plain TOML types; absent = default).
+/// CodingKeys are `CaseIterable` so unknown keys get a "did you mean" hint.
+struct KeywardConfigurationFile: Decodable {
+    var providersFile: String?
+    var listen: Listen?
+    var store: Store?
+    var sessions: Sessions?
+    var challenges: Challenges?
+    var handshake: Handshake?
+    var apple: Apple?
+    var android: Android?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case providersFile = "providers_file"
+        case listen, store, sessions, challenges, handshake, apple, android
+    }
+
+    struct Listen: Decodable {
+        var proxy: String?
+        var admin: String?
+        enum CodingKeys: String, CodingKey, CaseIterable { case proxy, admin }
+    }
+
+    struct Store: Decodable {
+        var url: String?
+        enum CodingKeys: String, CodingKey, CaseIterable { case url }
+    }
+
+    struct Sessions: Decodable {
+        var ttlSeconds: Int?
+        var issuer: String?
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case ttlSeconds = "ttl_seconds"
+            case issuer
+        }
+    }
+
+    struct Challenges: Decodable {
+        var ttlSeconds: Int?
+        enum CodingKeys: String, CodingKey, CaseIterable { case ttlSeconds = "ttl_seconds" }
+    }
+
+    struct Handshake: Decodable {
+        var perIPPerMinute: Int?
+        var burst: Int?
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case perIPPerMinute = "per_ip_per_minute"
+            case burst
+        }
+    }
+
+    struct Apple: Decodable {
+        var teamID: String?
+        var bundleIDs: [String]?
+        var environment: String?
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case teamID = "team_id"
+            case bundleIDs = "bundle_ids"
+            case environment
+        }
+    }
+
+    struct Android: Decodable {
+        var packageNames: [String]?
+        var signingCertDigests: [String]?
+        var requireLicensed: Bool?
+        var mode: String?
+        var deviceIntegrity: String?
+        var decodeBudgetPerDay: Int?
+        var freshnessSeconds: Int?
+        var google: Google?
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case packageNames = "package_names"
+            case signingCertDigests = "signing_cert_digests"
+            case requireLicensed = "require_licensed"
+            case mode
+            case deviceIntegrity = "device_integrity"
+            case decodeBudgetPerDay = "decode_budget_per_day"
+            case freshnessSeconds = "freshness_seconds"
+            case google
+        }
+    }
+
+    struct Google: Decodable {
+        var playIntegrityURL: String?
+        var tokenURL: String?
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case playIntegrityURL = "play_integrity_url"
+            case tokenURL = "token_url"
+        }
+    }
+}

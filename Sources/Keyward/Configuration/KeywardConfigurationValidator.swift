@@ -1,0 +1,217 @@
+import AppAttest
+import PlayIntegrity
+import ProviderRegistry
+
+/// Turns `KeywardConfigurationFile` into `KeywardConfiguration`, collecting every problem with its
+/// file, line and key (DESIGN.md §3 ranges, half-configured platforms, URL and address forms).
+struct KeywardConfigurationValidator {
+    let document: TOMLDocument
+    private(set) var errors: [ConfigError] = []
+
+    static let sessionTTLRange = 60...86_400
+    static let challengeTTLRange = 10...600
+    static let handshakeRateRange = 1...100_000
+    static let handshakeBurstRange = 1...10_000
+    static let decodeBudgetRange = 1...100_000
+    static let freshnessRange = 10...3_600
+
+    init(document: TOMLDocument) { self.document = document }
+
+    private mutating func fail(_ message: String, _ keys: String...) {
+        errors.append(document.error(message, at: TOMLKeyPath(keys.map { .key($0) })))
+    }
+
+    private mutating func checkRange(_ value: Int?, _ range: ClosedRange<Int>, unit: String, _ keys: String...) -> Int? {
+        guard let value else { return nil }
+        guard range.contains(value) else {
+            errors.append(document.error("\(value) is out of range: must be \(range.lowerBound)-\(range.upperBound)\(unit)", at: TOMLKeyPath(keys.map { .key($0) })))
+            return nil
+        }
+        return value
+    }
+
+    mutating func configuration(from file: KeywardConfigurationFile, directory: String) -> KeywardConfiguration {
+        var configuration = KeywardConfiguration()
+
+        if let text = file.listen?.proxy {
+            if let address = ListenAddress.parse(text) { configuration.proxyListen = address } else {
+                fail("must be host:port with an IPv4 address, [IPv6] or localhost, e.g. 0.0.0.0:8080", "listen", "proxy")
+            }
+        }
+        if let text = file.listen?.admin {
+            if let address = ListenAddress.parse(text) { configuration.adminListen = address } else {
+                fail("must be host:port with an IPv4 address, [IPv6] or localhost, e.g. 127.0.0.1:9090", "listen", "admin")
+            }
+        }
+
+        if let url = file.store?.url {
+            if let problem = Self.storeURLProblem(url) { fail(problem, "store", "url") } else { configuration.storeURL = url }
+        }
+
+        if let ttl = checkRange(file.sessions?.ttlSeconds, Self.sessionTTLRange, unit: " seconds", "sessions", "ttl_seconds") {
+            configuration.sessionTTLSeconds = ttl
+        }
+        if let issuer = file.sessions?.issuer {
+            if issuer.isEmpty || issuer.utf8.count > 256 || issuer.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+                fail("must be 1-256 printable characters", "sessions", "issuer")
+            } else {
+                configuration.sessionIssuer = issuer
+            }
+        }
+        if let ttl = checkRange(file.challenges?.ttlSeconds, Self.challengeTTLRange, unit: " seconds", "challenges", "ttl_seconds") {
+            configuration.challengeTTLSeconds = ttl
+        }
+        if let rate = checkRange(file.handshake?.perIPPerMinute, Self.handshakeRateRange, unit: "", "handshake", "per_ip_per_minute") {
+            configuration.handshakePerIPPerMinute = rate
+        }
+        if let burst = checkRange(file.handshake?.burst, Self.handshakeBurstRange, unit: "", "handshake", "burst") {
+            configuration.handshakePerIPBurst = burst
+        }
+
+        if let providers = file.providersFile {
+            if providers.isEmpty || providers.utf8.contains(0) {
+                fail("must be a file path", "providers_file")
+            } else {
+                configuration.providersPath = providers
+            }
+        }
+        if !configuration.providersPath.hasPrefix("/"), directory != "." {
+            configuration.providersPath = directory + "/" + configuration.providersPath
+        }
+
+        configuration.apple = file.apple.flatMap { apple(from: $0) }
+        configuration.android = file.android.flatMap { android(from: $0) }
+        return configuration
+    }
+
+    /// `sqlite:///absolute/path`, or `postgres://`/`postgresql://` with a host and no password.
+    static func storeURLProblem(_ url: String) -> String? {
+        if url.hasPrefix("sqlite://") {
+            let path = url.dropFirst("sqlite://".count)
+            guard path.hasPrefix("/"), path.count > 1 else { return "must be sqlite:///absolute/path (three slashes) or postgres://…" }
+            return nil
+        }
+        if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
+            let rest = url.drop { $0 != "/" }.dropFirst(2)
+            let authority = rest.prefix { $0 != "/" && $0 != "?" }
+            if let at = authority.lastIndex(of: "@"), authority[..<at].contains(":") {
+                return "must not contain a password: keep it out of the TOML (libpq reads PGPASSWORD or ~/.pgpass)"
+            }
+            let host = authority.split(separator: "@").last ?? ""
+            guard !host.isEmpty || url.contains("host=") else { return "must name a host: postgres://user@host:5432/database" }
+            return nil
+        }
+        return "must be sqlite:///absolute/path or postgres://user@host/database"
+    }
+
+    /// Apple settings, or nil when all are absent (off) or invalid (errors recorded).
+    private mutating func apple(from apple: KeywardConfigurationFile.Apple) -> AppleSettings? {
+        let teamID = apple.teamID ?? ""
+        let bundleIDs = apple.bundleIDs ?? []
+        let environmentText = apple.environment ?? ""
+        let present = [!teamID.isEmpty, !bundleIDs.isEmpty, !environmentText.isEmpty]
+        guard present.contains(true) else { return nil }
+        let errorCount = errors.count
+        if !present.allSatisfy({ $0 }) {
+            let hint = "iOS is half-configured: set team_id, bundle_ids and environment, or none of them to turn iOS off"
+            if teamID.isEmpty { fail("missing: \(hint)", "apple", "team_id") }
+            if bundleIDs.isEmpty { fail("missing: \(hint)", "apple", "bundle_ids") }
+            if environmentText.isEmpty { fail("missing: \(hint)", "apple", "environment") }
+        }
+        if !teamID.isEmpty, !(teamID.utf8.count == 10 && teamID.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) })) {
+            fail("must be the 10-character Team ID (A-Z, 0-9)", "apple", "team_id")
+        }
+        for (index, bundleID) in bundleIDs.enumerated() {
+            let valid = !bundleID.isEmpty && bundleID.utf8.count <= 155 && bundleID.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x2E || byte == 0x2D
+            }
+            if !valid {
+                errors.append(document.error("must be a bundle identifier (A-Z a-z 0-9 . -)", at: TOMLKeyPath([.key("apple"), .key("bundle_ids"), .index(index)])))
+            }
+        }
+        var environment: AppAttestEnvironment?
+        if !environmentText.isEmpty {
+            environment = AppAttestEnvironment(rawValue: environmentText)
+            if environment == nil { fail("must be \"production\" or \"development\"", "apple", "environment") }
+        }
+        guard errors.count == errorCount, let environment else { return nil }
+        return AppleSettings(teamID: teamID, bundleIDs: bundleIDs, environment: environment)
+    }
+
+    /// Android settings, or nil when all are absent (off) or invalid (errors recorded).
+    private mutating func android(from android: KeywardConfigurationFile.Android) -> AndroidSettings? {
+        let packages = android.packageNames ?? []
+        let digestTexts = android.signingCertDigests ?? []
+        let otherSettings = android.requireLicensed != nil || android.mode != nil || android.deviceIntegrity != nil
+            || android.decodeBudgetPerDay != nil || android.freshnessSeconds != nil || android.google != nil
+        guard !packages.isEmpty || !digestTexts.isEmpty || otherSettings else { return nil }
+        let errorCount = errors.count
+        let hint = "Android is half-configured: set package_names and signing_cert_digests, or no [android] settings at all to turn Android off"
+        if packages.isEmpty { fail("missing: \(hint)", "android", "package_names") }
+        if digestTexts.isEmpty { fail("missing: \(hint)", "android", "signing_cert_digests") }
+
+        for (index, package) in packages.enumerated() where !Self.isPackageName(package) {
+            errors.append(document.error("must be an Android package name like com.example.app", at: TOMLKeyPath([.key("android"), .key("package_names"), .index(index)])))
+        }
+        var digests: [[UInt8]] = []
+        for (index, text) in digestTexts.enumerated() {
+            do {
+                digests.append(try CertificateDigest.configured(text))
+            } catch {
+                let message: String
+                if case .misconfigured(_, let detail) = error { message = detail } else { message = "must be a SHA-256 digest (hex, hex with colons, base64 or base64url)" }
+                errors.append(document.error(message, at: TOMLKeyPath([.key("android"), .key("signing_cert_digests"), .index(index)])))
+            }
+        }
+        var mode = IntegrityMode.standard
+        if let text = android.mode {
+            if let parsed = IntegrityMode(rawValue: text) { mode = parsed } else { fail("must be \"standard\" or \"classic\"", "android", "mode") }
+        }
+        var device = DeviceIntegrityRequirement.deviceIntegrity
+        if let text = android.deviceIntegrity {
+            switch text {
+            case "device": device = .deviceIntegrity
+            case "strong": device = .strongIntegrity
+            default: fail("must be \"device\" (MEETS_DEVICE_INTEGRITY) or \"strong\" (MEETS_STRONG_INTEGRITY)", "android", "device_integrity")
+            }
+        }
+        let budget = checkRange(android.decodeBudgetPerDay, Self.decodeBudgetRange, unit: " per device per day", "android", "decode_budget_per_day") ?? 30
+        let freshness = checkRange(android.freshnessSeconds, Self.freshnessRange, unit: " seconds", "android", "freshness_seconds") ?? 120
+        var google = GoogleEndpoints.production
+        if let playIntegrityURL = android.google?.playIntegrityURL, let url = googleURL(playIntegrityURL, key: "play_integrity_url") {
+            google = GoogleEndpoints(playIntegrityBaseURL: url, tokenURL: google.tokenURL)
+        }
+        if let tokenURL = android.google?.tokenURL, let url = googleURL(tokenURL, key: "token_url") {
+            google = GoogleEndpoints(playIntegrityBaseURL: google.playIntegrityBaseURL, tokenURL: url)
+        }
+        guard errors.count == errorCount else { return nil }
+        return AndroidSettings(
+            packageNames: packages, certificateDigests: digests, requireLicensed: android.requireLicensed ?? true, mode: mode,
+            deviceIntegrity: device, decodeBudgetPerDay: budget, freshnessSeconds: freshness, google: google
+        )
+    }
+
+    /// A Google endpoint override: https, or plain http to loopback (a fake Google in tests and the demo).
+    private mutating func googleURL(_ text: String, key: String) -> String? {
+        do {
+            let origin = try UpstreamOrigin.parse(text)
+            guard origin.scheme == "https" || origin.isLoopback else {
+                fail("must be an https URL (plain http is allowed only to loopback)", "android", "google", key)
+                return nil
+            }
+            return origin.baseURL
+        } catch {
+            fail(error.message, "android", "google", key)
+            return nil
+        }
+    }
+
+    /// Java-style package name: two or more dot-separated identifiers (`[A-Za-z][A-Za-z0-9_]*`).
+    static func isPackageName(_ text: String) -> Bool {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count >= 2 && text.utf8.count <= 255 && parts.allSatisfy { part in
+            guard let first = part.utf8.first, (first >= 0x41 && first <= 0x5A) || (first >= 0x61 && first <= 0x7A) else { return false }
+            return part.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x5F }
+        }
+    }
+}

@@ -1,0 +1,158 @@
+import AppAttest
+import PlayIntegrity
+import ProviderRegistry
+import XCTest
+@testable import Keyward
+
+final class KeywardConfigurationTests: XCTestCase {
+    private var root: String {
+        var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
+        parts.removeLast(4)
+        return parts.joined(separator: "/")
+    }
+
+    private func errors(_ text: String) -> [ConfigError] {
+        do {
+            _ = try KeywardConfiguration.parse(text: text, path: "k.toml")
+            XCTFail("expected errors")
+        } catch {
+            return error.errors
+        }
+        return []
+    }
+
+    private let digestHex = String(repeating: "ab", count: 32)
+
+    func testShippedExampleLoadsCleanAndItsProvidersFileToo() throws {
+        let configuration = try KeywardConfiguration.load(path: root + "/keyward.toml")
+        XCTAssertEqual(configuration.proxyListen, ListenAddress(host: "127.0.0.1", port: 8080))
+        XCTAssertEqual(configuration.adminListen, ListenAddress(host: "127.0.0.1", port: 9090))
+        XCTAssertEqual(configuration.storeURL, "sqlite:///var/lib/keyward/keyward.sqlite")
+        XCTAssertEqual(configuration.apple, AppleSettings(teamID: "ABCDE12345", bundleIDs: ["com.example.keyward"], environment: .production))
+        XCTAssertNil(configuration.android)
+        XCTAssertEqual(configuration.providersPath, root + "/providers.toml")
+        XCTAssertNoThrow(try ProviderRegistry.load(path: configuration.providersPath))
+    }
+
+    func testEmptyFileGivesDefaultsWithBothPlatformsOff() throws {
+        let configuration = try KeywardConfiguration.parse(text: "", path: "k.toml")
+        XCTAssertEqual(configuration, KeywardConfiguration())
+        XCTAssertEqual(configuration.sessionTTLSeconds, 3600)
+        XCTAssertEqual(configuration.challengeTTLSeconds, 120)
+        XCTAssertEqual(configuration.adminListen.description, "127.0.0.1:9090")
+        XCTAssertEqual(configuration.providersPath, "providers.toml")
+        XCTAssertNil(configuration.apple)
+        XCTAssertNil(configuration.android)
+        // An empty [apple] table is "all empty": off, not half-set.
+        XCTAssertNil(try KeywardConfiguration.parse(text: "[apple]\nbundle_ids = []\n", path: "k.toml").apple)
+    }
+
+    func testSyntaxErrorNamesFileAndLine() {
+        XCTAssertEqual(errors("[sessions]\nttl_seconds = \n").map { "\($0.file):\($0.line)" }, ["k.toml:2"])
+    }
+
+    func testUnknownKeyNamesFileLineAndKey() {
+        XCTAssertEqual(errors("[sessions]\nttl_second = 60\n").map(\.description),
+                       ["k.toml:2: sessions.ttl_second: unknown key (did you mean `ttl_seconds`?)"])
+    }
+
+    func testOutOfRangeTTLsAreRefused() {
+        XCTAssertEqual(errors("[sessions]\nttl_seconds = 59\n[challenges]\nttl_seconds = 601\n").map(\.description), [
+            "k.toml:2: sessions.ttl_seconds: 59 is out of range: must be 60-86400 seconds",
+            "k.toml:4: challenges.ttl_seconds: 601 is out of range: must be 10-600 seconds",
+        ])
+    }
+
+    func testHalfConfiguredAppleIsRefused() {
+        let found = errors("[apple]\nteam_id = \"ABCDE12345\"\n")
+        XCTAssertEqual(found.map(\.key), ["apple.bundle_ids", "apple.environment"])
+        XCTAssertEqual(found.map(\.line), [1, 1])
+        XCTAssertTrue(found.allSatisfy { $0.message.contains("half-configured") })
+    }
+
+    func testHalfConfiguredAndroidIsRefused() {
+        let found = errors("[android]\npackage_names = [\"com.example.app\"]\n")
+        XCTAssertEqual(found.map(\.description).first?.hasPrefix("k.toml:1: android.signing_cert_digests: missing: Android is half-configured"), true)
+        XCTAssertEqual(errors("[android]\nmode = \"classic\"\n").map(\.key), ["android.package_names", "android.signing_cert_digests"])
+    }
+
+    func testFullAndroidSettingsDecode() throws {
+        let text = """
+        [android]
+        package_names = ["com.example.app"]
+        signing_cert_digests = ["\(digestHex)", "AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB:AB", "q6urq6urq6urq6urq6urq6urq6urq6urq6urq6urq6s"]
+        require_licensed = false
+        mode = "classic"
+        device_integrity = "strong"
+        decode_budget_per_day = 10
+        freshness_seconds = 60
+        [android.google]
+        play_integrity_url = "http://127.0.0.1:9999"
+        token_url = "http://127.0.0.1:9999/token"
+        """
+        let android = try XCTUnwrap(KeywardConfiguration.parse(text: text, path: "k.toml").android)
+        XCTAssertEqual(android.packageNames, ["com.example.app"])
+        XCTAssertEqual(android.certificateDigests, Array(repeating: [UInt8](repeating: 0xAB, count: 32), count: 3))
+        XCTAssertFalse(android.requireLicensed)
+        XCTAssertEqual(android.mode, .classic)
+        XCTAssertEqual(android.deviceIntegrity, .strongIntegrity)
+        XCTAssertEqual(android.decodeBudgetPerDay, 10)
+        XCTAssertEqual(android.freshnessSeconds, 60)
+        XCTAssertEqual(android.google, GoogleEndpoints(playIntegrityBaseURL: "http://127.0.0.1:9999", tokenURL: "http://127.0.0.1:9999/token"))
+    }
+
+    func testAndroidDefaults() throws {
+        let android = try XCTUnwrap(KeywardConfiguration.parse(
+            text: "[android]\npackage_names = [\"com.example.app\"]\nsigning_cert_digests = [\"\(digestHex)\"]\n", path: "k.toml").android)
+        XCTAssertTrue(android.requireLicensed)
+        XCTAssertEqual(android.mode, .standard)
+        XCTAssertEqual(android.decodeBudgetPerDay, 30)
+        XCTAssertEqual(android.freshnessSeconds, 120)
+        XCTAssertEqual(android.google, .production)
+    }
+
+    func testInvalidValuesEachNameTheirKeyAndLine() {
+        let text = """
+        [listen]
+        proxy = "example.com:80"
+        [store]
+        url = "postgres://keyward:hunter2@db/keyward"
+        [apple]
+        team_id = "abc"
+        bundle_ids = ["com.example app"]
+        environment = "staging"
+        [android]
+        package_names = ["app"]
+        signing_cert_digests = ["\(String(repeating: "ab", count: 20))"]
+        [android.google]
+        play_integrity_url = "http://google.example"
+        """
+        XCTAssertEqual(errors(text).map { "\($0.line) \($0.key)" }, [
+            "2 listen.proxy", "4 store.url", "6 apple.team_id", "7 apple.bundle_ids[0]", "8 apple.environment",
+            "10 android.package_names[0]", "11 android.signing_cert_digests[0]", "13 android.google.play_integrity_url",
+        ])
+        XCTAssertFalse(errors(text).description.contains("hunter2"))
+    }
+
+    func testWrongTypesAreReportedTogether() {
+        XCTAssertEqual(errors("providers_file = 3\n[handshake]\nburst = \"many\"\n").map(\.description), [
+            "k.toml:1: providers_file: expected a string, found an integer",
+            "k.toml:3: handshake.burst: expected an integer, found a string",
+        ])
+    }
+
+    func testListenAddresses() {
+        XCTAssertEqual(ListenAddress.parse("0.0.0.0:8080"), ListenAddress(host: "0.0.0.0", port: 8080))
+        XCTAssertEqual(ListenAddress.parse("[::1]:9090"), ListenAddress(host: "::1", port: 9090))
+        XCTAssertEqual(ListenAddress.parse("localhost:0"), ListenAddress(host: "localhost", port: 0))
+        XCTAssertNil(ListenAddress.parse("127.0.0.1"))
+        XCTAssertNil(ListenAddress.parse("127.0.0.1:65536"))
+        XCTAssertNil(ListenAddress.parse("::1:80"))
+        XCTAssertNil(ListenAddress.parse("300.1.1.1:80"))
+    }
+
+    func testProvidersPathIsRelativeToTheConfigurationFile() throws {
+        XCTAssertEqual(try KeywardConfiguration.parse(text: "providers_file = \"p.toml\"", path: "/etc/keyward/keyward.toml").providersPath, "/etc/keyward/p.toml")
+        XCTAssertEqual(try KeywardConfiguration.parse(text: "providers_file = \"/srv/p.toml\"", path: "/etc/keyward/keyward.toml").providersPath, "/srv/p.toml")
+    }
+}
