@@ -10,7 +10,8 @@ let uriLogCallback: keyward_mhd_uri_log_callback = { cls, uri, connection in
     guard let cls, let connection else { return nil }
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
     let target = uri.map { String(cString: $0) } ?? ""
-    let context = RequestContext(core: core, connection: connection, target: target)
+    let context = RequestContext(
+        core: core, connection: connection, socket: keyward_mhd_connection_fd(connection), target: target)
     return Unmanaged.passRetained(context).toOpaque()
 }
 

@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import CShims
+import Dispatch
 import Synchronization
 
 /// Keyward's listening side: HTTP/1.1 over GNU libmicrohttpd 0.9.75.
@@ -28,7 +29,7 @@ public final class HTTPServer: Sendable {
 
     private enum Lifecycle {
         case idle
-        case running(daemon: OpaquePointer, port: UInt16, core: Unmanaged<ServerCore>)
+        case running(daemon: OpaquePointer, port: UInt16, core: Unmanaged<ServerCore>, departureCheck: DispatchSourceTimer?)
         case stopped
     }
 
@@ -70,6 +71,7 @@ public final class HTTPServer: Sendable {
             ("maxHeaderBytes", configuration.maxHeaderBytes, 256),
             ("streamHighWaterBytes", configuration.streamHighWaterBytes, 1),
             ("listenBacklog", configuration.listenBacklog, 1),
+            ("departureCheckMilliseconds", configuration.departureCheckMilliseconds, 0),
         ] where value < minimum || value > Int(Int32.max) {
             throw .invalidConfiguration(field)
         }
@@ -100,14 +102,24 @@ public final class HTTPServer: Sendable {
                 retained.release()
                 throw .startFailed(host: configuration.host, port: configuration.port)
             }
-            lifecycle = .running(daemon: daemon, port: keyward_mhd_bound_port(daemon), core: retained)
+            var departureCheck: DispatchSourceTimer?
+            if configuration.departureCheckMilliseconds > 0 {
+                let interval = DispatchTimeInterval.milliseconds(configuration.departureCheckMilliseconds)
+                let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+                timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(50))
+                timer.setEventHandler { [core] in core.checkDepartures() }
+                timer.resume()
+                departureCheck = timer
+            }
+            lifecycle = .running(
+                daemon: daemon, port: keyward_mhd_bound_port(daemon), core: retained, departureCheck: departureCheck)
         }
     }
 
     /// The bound TCP port while running (the ephemeral one when configured with 0); 0 otherwise.
     public var port: UInt16 {
         lifecycle.withLock { lifecycle in
-            if case .running(_, let port, _) = lifecycle { return port }
+            if case .running(_, let port, _, _) = lifecycle { return port }
             return 0
         }
     }
@@ -117,15 +129,17 @@ public final class HTTPServer: Sendable {
     /// Requests still waiting for a late response are closed without one;
     /// answering them afterwards does nothing. Idempotent.
     public func stop() {
-        let running = lifecycle.withLock { lifecycle -> (OpaquePointer, Unmanaged<ServerCore>)? in
-            guard case .running(let daemon, _, let core) = lifecycle else {
+        let running = lifecycle.withLock { lifecycle -> (OpaquePointer, Unmanaged<ServerCore>, DispatchSourceTimer?)? in
+            guard case .running(let daemon, _, let core, let departureCheck) = lifecycle else {
                 lifecycle = .stopped
                 return nil
             }
             lifecycle = .stopped
-            return (daemon, core)
+            return (daemon, core, departureCheck)
         }
-        guard let (daemon, retained) = running else { return }
+        guard let (daemon, retained, departureCheck) = running else { return }
+        // A check still running after cancel() finds only completed requests: harmless.
+        departureCheck?.cancel()
         // libmicrohttpd panics when stopped with a suspended connection: wake them all first.
         for context in core.suspended.beginStopping() {
             context.beginStopping()

@@ -35,6 +35,11 @@ public struct HTTPServerConfiguration: Sendable {
     public var streamHighWaterBytes: Int
     /// listen(2) backlog.
     public var listenBacklog: Int
+    /// Milliseconds between checks of sleeping connections (waiting for a late
+    /// answer or for a stream's producer) for a client that closed or reset
+    /// the connection; 0 = never check. libmicrohttpd does not watch suspended
+    /// connections, so this bounds how late `onClose` can fire for them.
+    public var departureCheckMilliseconds: Int
 
     /// - Parameters: see the properties; `threads` defaults to the number of online cores.
     public init(
@@ -46,7 +51,8 @@ public struct HTTPServerConfiguration: Sendable {
         connectionTimeoutSeconds: Int = 60,
         maxHeaderBytes: Int = 16 * 1024,
         streamHighWaterBytes: Int = 256 * 1024,
-        listenBacklog: Int = 1024
+        listenBacklog: Int = 1024,
+        departureCheckMilliseconds: Int = 250
     ) {
         self.host = host
         self.port = port
@@ -57,6 +63,7 @@ public struct HTTPServerConfiguration: Sendable {
         self.maxHeaderBytes = maxHeaderBytes
         self.streamHighWaterBytes = streamHighWaterBytes
         self.listenBacklog = listenBacklog
+        self.departureCheckMilliseconds = departureCheckMilliseconds
     }
 
     /// Online CPU cores (sysconf), at least 1. Read once at configuration time, never per request.

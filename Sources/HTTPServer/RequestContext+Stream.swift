@@ -55,7 +55,7 @@ extension RequestContext {
     /// mark (wait for `onWritable`) or when the stream has ended.
     func streamWrite(_ bytes: [UInt8]) -> Bool {
         shared.withLock { shared -> Bool in
-            guard var stream = shared.stream, !stream.closed, !stream.finished, !stream.aborted else { return false }
+            guard !shared.completed, var stream = shared.stream, !stream.finished, !stream.aborted else { return false }
             stream.queue.append(bytes)
             let overHighWater = stream.queue.count > stream.highWater
             if overHighWater { stream.writableOwed = true }
@@ -89,20 +89,9 @@ extension RequestContext {
     /// Installs `onWritable`; fires it at once when it is owed and already due.
     func setOnWritable(_ callback: (@Sendable () -> Void)?) {
         shared.withLock { shared in
-            guard shared.stream != nil, shared.stream?.closed == false else { return }
+            guard shared.stream != nil, !shared.completed else { return }
             shared.stream?.onWritable = callback
         }
-    }
-
-    /// Installs `onClose`; fires it at once when the connection already ended early.
-    func setOnClose(_ callback: (@Sendable () -> Void)?) {
-        let fireNow = shared.withLock { shared -> Bool in
-            guard let stream = shared.stream else { return false }
-            if stream.closed { return stream.closedEarly }
-            shared.stream?.onClose = callback
-            return false
-        }
-        if fireNow { callback?() }
     }
 
     /// libmicrohttpd asks for up to `capacity` body bytes (worker thread).
@@ -111,7 +100,9 @@ extension RequestContext {
     func readStream(into buffer: UnsafeMutableRawPointer, capacity: Int, position: UInt64) -> Int {
         var writable: (@Sendable () -> Void)?
         let result = shared.withLock { shared -> Int in
-            guard var stream = shared.stream, !stream.aborted else { return Int(KEYWARD_MHD_END_WITH_ERROR) }
+            guard var stream = shared.stream, !stream.aborted, !shared.clientGone else {
+                return Int(KEYWARD_MHD_END_WITH_ERROR)
+            }
             if !stream.queue.isEmpty {
                 var limit = capacity
                 if let declared = stream.declaredLength {
@@ -163,7 +154,7 @@ extension RequestContext {
     func streamAbortIfUnfinished() {
         let unfinished = shared.withLock { shared -> Bool in
             guard let stream = shared.stream else { return false }
-            return !stream.finished && !stream.aborted && !stream.closed
+            return !stream.finished && !stream.aborted && !shared.completed
         }
         if unfinished { streamAbort() }
     }

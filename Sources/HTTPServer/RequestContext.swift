@@ -1,6 +1,9 @@
 import CMicroHTTPD
 import CShims
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One request's life between libmicrohttpd and the application.
 ///
@@ -46,11 +49,20 @@ final class RequestContext: @unchecked Sendable {
         var completed = false
         /// The server is stopping: never suspend again.
         var stopping = false
+        /// The departure check saw the client leave while the connection slept.
+        var clientGone = false
+        /// Fires once if the connection ends before the response was fully delivered.
+        var onClose: (@Sendable () -> Void)?
+        /// Set at completion: the connection ended before the response was fully delivered.
+        var endedEarly = false
         var stream: StreamState?
     }
 
     let core: ServerCore
     let connection: OpaquePointer
+    /// The connection's socket: read by the departure check only while the
+    /// connection is suspended (so libmicrohttpd cannot close it) and under the lock.
+    let socket: Int32
     /// The raw request-target from the request line.
     let target: String
 
@@ -62,9 +74,10 @@ final class RequestContext: @unchecked Sendable {
 
     let shared = Mutex(Shared())
 
-    init(core: ServerCore, connection: OpaquePointer, target: String) {
+    init(core: ServerCore, connection: OpaquePointer, socket: Int32, target: String) {
         self.core = core
         self.connection = connection
+        self.socket = socket
         self.target = target
     }
 
@@ -134,13 +147,15 @@ final class RequestContext: @unchecked Sendable {
             case .queued:
                 return .wait
             case .awaiting:
+                if shared.clientGone { return .close }
                 return suspendLocked(&shared, .forResponse) ? .wait : .close
             }
         }
     }
 
     /// The request-completed callback: the connection must not be touched from now on.
-    /// Fires the stream's `onClose` when the stream had not ended cleanly.
+    /// Fires `onClose` when the response was not fully delivered (a stream the
+    /// producer aborted excepted: it knows).
     func complete(cleanly: Bool) {
         let onClose = shared.withLock { shared -> (@Sendable () -> Void)? in
             shared.completed = true
@@ -149,22 +164,56 @@ final class RequestContext: @unchecked Sendable {
                 shared.suspension = .none
                 core.suspended.remove(self)
             }
-            if case .ready(let response) = shared.delivery {
+            let delivered: Bool
+            switch shared.delivery {
+            case .ready(let response):
                 response.release()
                 shared.delivery = .queued
+                delivered = false
+            case .awaiting:
+                delivered = false
+            case .queued:
+                if let stream = shared.stream {
+                    delivered = (cleanly && stream.finished) || stream.aborted
+                } else {
+                    delivered = cleanly
+                }
             }
-            guard var stream = shared.stream else { return nil }
-            let early = !(cleanly && stream.finished) && !stream.aborted
-            let callback = early ? stream.onClose : nil
-            stream.closed = true
-            stream.closedEarly = early
-            stream.onClose = nil
-            stream.onWritable = nil
-            stream.queue.removeAll()
-            shared.stream = stream
+            if shared.stream != nil {
+                shared.stream?.onWritable = nil
+                shared.stream?.queue.removeAll()
+            }
+            shared.endedEarly = !delivered
+            let callback = delivered ? nil : shared.onClose
+            shared.onClose = nil
             return callback
         }
         onClose?()
+    }
+
+    /// Installs `onClose`; fires it at once when the connection already ended early.
+    func setOnClose(_ callback: (@Sendable () -> Void)?) {
+        let fireNow = shared.withLock { shared -> Bool in
+            if shared.completed { return shared.endedEarly }
+            shared.onClose = callback
+            return false
+        }
+        if fireNow { callback?() }
+    }
+
+    /// The departure check (timer thread): if the connection sleeps and its
+    /// client has closed or reset it, wake it so libmicrohttpd closes it and
+    /// `onClose` fires. A client that half-closes after its request counts as gone (as in nginx).
+    func checkDeparture() {
+        shared.withLock { shared in
+            guard shared.suspension != .none, !shared.completed, !shared.clientGone, socket >= 0 else { return }
+            var probe: UInt8 = 0
+            let received = recv(socket, &probe, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+            let gone = received == 0 || (received < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            guard gone else { return }
+            shared.clientGone = true
+            resumeLocked(&shared)
+        }
     }
 
     /// ``HTTPServer/stop()``: no more suspensions; wake the connection if it sleeps

@@ -13,10 +13,13 @@
 ///
 /// The client leaving: ``onClose`` fires once, on a server thread, when the
 /// connection ends before a finished stream was fully delivered: client gone,
-/// network error, timeout or server stop. A connection whose buffer is empty
-/// sleeps (suspended) and notices a departed client only when it next sends,
-/// so a producer that may be silent for long should write periodically (an
-/// SSE comment such as `": ping\n\n"`) to learn of departures promptly.
+/// network error, timeout or server stop. While data flows, a departure shows
+/// as a send error at once. A connection whose buffer is empty sleeps
+/// (suspended: libmicrohttpd does not watch it); the server's departure check
+/// looks at sleeping sockets every `departureCheckMilliseconds` (default
+/// 250 ms) for a close or reset. A client that vanishes without either (a
+/// pulled cable) is only noticed by writing: producers that may be silent for
+/// minutes should still send a heartbeat (an SSE comment such as `": ping\n\n"`).
 public final class ResponseStream: Sendable {
     private let context: RequestContext
 
@@ -71,8 +74,9 @@ public final class ResponseStream: Sendable {
     /// Called once (on a server thread) when the connection ends before the
     /// finished stream was delivered; at once if that already happened. Must not block.
     /// Cleared after firing, so closures capturing the stream do not leak.
+    /// The same slot as ``ResponseWriter/onClose``.
     public var onClose: (@Sendable () -> Void)? {
-        get { context.shared.withLock { $0.stream?.onClose } }
+        get { context.shared.withLock { $0.onClose } }
         set { context.setOnClose(newValue) }
     }
 }

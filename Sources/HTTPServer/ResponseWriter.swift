@@ -52,6 +52,17 @@ public final class ResponseWriter: Sendable {
         return ResponseStream(context: context)
     }
 
+    /// Called once (on a server thread, must not block) when the connection
+    /// ends before the response was fully delivered: the client left while the
+    /// answer was being prepared (seen by the departure check within
+    /// `departureCheckMilliseconds`), while it was sent, or the server stopped.
+    /// Fires at once if that already happened. Use it to cancel work done for
+    /// the answer (an upstream call). The same slot as ``ResponseStream/onClose``.
+    public var onClose: (@Sendable () -> Void)? {
+        get { context.shared.withLock { $0.onClose } }
+        set { context.setOnClose(newValue) }
+    }
+
     /// False once a response has been given or the client has gone: answering then does nothing.
     public var isPending: Bool {
         context.isAwaitingResponse

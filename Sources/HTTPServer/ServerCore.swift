@@ -18,4 +18,11 @@ final class ServerCore: Sendable {
         self.onRefusal = onRefusal
         self.handler = handler
     }
+
+    /// One pass of the departure check over every sleeping connection.
+    func checkDepartures() {
+        for context in suspended.snapshot() {
+            context.checkDeparture()
+        }
+    }
 }

@@ -10,14 +10,9 @@ struct StreamState {
     var finished = false
     /// The producer called ``ResponseStream/abort()``.
     var aborted = false
-    /// The connection has ended; nothing written from now on goes anywhere.
-    var closed = false
-    /// The connection ended before the producer's finish was delivered.
-    var closedEarly = false
     /// A write returned false and ``ResponseStream/onWritable`` is owed.
     var writableOwed = false
     var onWritable: (@Sendable () -> Void)?
-    var onClose: (@Sendable () -> Void)?
 
     /// Buffered bytes at or below which a producer told to wait is called back.
     var lowWater: Int { highWater / 2 }
