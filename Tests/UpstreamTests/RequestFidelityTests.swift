@@ -60,6 +60,13 @@ final class RequestFidelityTests: XCTestCase {
         XCTAssertEqual(received.body, [])
     }
 
+    func testHostGivenLaterIsSentFirstAsRFC9112Asks() throws {
+        // libcurl emits Host right after the request line (RFC 9112 §3.2: "SHOULD ... as the first field").
+        _ = try send(UpstreamRequest(
+            url: "http://127.0.0.1:\(server.port)/", headers: [("X-First", "1"), ("Host", "h"), ("X-Last", "2")]))
+        XCTAssertEqual(server.requests.first?.headers.lines, ["Host: h", "X-First: 1", "X-Last: 2"])
+    }
+
     func testCustomMethodWithBodyKeepsMethodAndSendsLength() throws {
         let request = UpstreamRequest(
             url: "http://127.0.0.1:\(server.port)/v1/items/7", method: "PATCH",

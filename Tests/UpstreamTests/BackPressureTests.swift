@@ -1,0 +1,104 @@
+import Dispatch
+import Foundation
+import Synchronization
+import XCTest
+@testable import Upstream
+
+/// A handler that says "full" stops the upstream being read: bytes in flight stay bounded, and
+/// after each resume every byte still arrives, in order.
+final class BackPressureTests: XCTestCase {
+    /// The test stream: its own 8-byte word indices, little-endian, so any lost, duplicated or
+    /// reordered byte shows.
+    private static func pattern(bytes: Int) -> [UInt8] {
+        let words = (0..<(bytes / 8)).map { UInt64($0).littleEndian }
+        return words.withUnsafeBytes { Array($0) }
+    }
+
+    func testPausedTransferStopsReadingAndDeliversEveryByteInOrderAfterResume() throws {
+        let total = 32 << 20          // 32 MiB streamed
+        let pauseEvery = 2 << 20      // the handler reports "full" after each 2 MiB
+        let inFlightBound = 16 << 20  // socket buffers + libcurl's buffer stay well under this
+        let stream = Self.pattern(bytes: total)
+        let connection = Mutex<TestConnection?>(nil)
+        let server = try TestUpstreamServer { _, conn in
+            connection.withLock { $0 = conn }
+            conn.write("HTTP/1.1 200 OK\r\nContent-Length: \(total)\r\n\r\n")
+            var offset = 0
+            while offset < total {
+                let end = min(offset + (1 << 20), total)
+                guard conn.write(Array(stream[offset..<end])) else { return }
+                offset = end
+            }
+        }
+        defer { server.stop() }
+        let client = UpstreamClient()
+        defer { client.shutdown() }
+
+        let paused = DispatchSemaphore(value: 0)
+        let mismatch = Atomic<Int>(-1)
+        let nextPause = Atomic<Int>(pauseEvery)
+        let handler = RecordingHandler(keepBody: false, bodyDecision: { before, chunk in
+            let matches = before + chunk.count <= total && stream.withUnsafeBytes { expected in
+                memcmp(expected.baseAddress! + before, chunk.baseAddress!, chunk.count) == 0
+            }
+            if !matches { _ = mismatch.compareExchange(expected: -1, desired: before, ordering: .relaxed) }
+            let after = before + chunk.count
+            guard after >= nextPause.load(ordering: .relaxed), after < total else { return true }
+            nextPause.store(after + pauseEvery, ordering: .relaxed)
+            paused.signal()
+            return false
+        })
+        let transfer = client.start(UpstreamRequest(url: "http://127.0.0.1:\(server.port)/big"), handler: handler)
+
+        var pauses = 0
+        var largestInFlight = 0
+        while paused.wait(timeout: .now() + 10) == .success {
+            pauses += 1
+            // While paused, the server writes until the socket buffers fill, then blocks in send().
+            var written = connection.withLock { $0?.bytesWritten } ?? 0
+            var stalled = false
+            for _ in 0..<40 where !stalled {
+                Thread.sleep(forTimeInterval: 0.05)
+                let now = connection.withLock { $0?.bytesWritten } ?? 0
+                stalled = now == written
+                written = now
+            }
+            XCTAssertTrue(stalled, "the server kept writing for 2 s while the transfer was paused")
+            largestInFlight = max(largestInFlight, written - handler.bytesSeen)
+            transfer.resume()
+            if handler.bytesSeen + pauseEvery >= total { break }
+        }
+        XCTAssertTrue(handler.waitForCompletion(timeout: 30))
+
+        XCTAssertNil(handler.snapshot.error)
+        XCTAssertEqual(handler.bytesSeen, total)
+        XCTAssertEqual(mismatch.load(ordering: .relaxed), -1, "first wrong byte offset")
+        XCTAssertGreaterThanOrEqual(pauses, 10)
+        XCTAssertLessThan(largestInFlight, inFlightBound)
+        print("back-pressure: \(pauses) pauses, at most \(largestInFlight) bytes in flight")
+    }
+
+    func testIdleTimerDoesNotRunWhileTheHandlerHoldsThePause() throws {
+        let server = try TestUpstreamServer { _, conn in
+            conn.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+            conn.writeChunk(Array("first".utf8))
+            Thread.sleep(forTimeInterval: 0.05)
+            conn.writeChunk(Array("second".utf8))
+            conn.write("0\r\n\r\n")
+        }
+        defer { server.stop() }
+        let client = UpstreamClient()
+        defer { client.shutdown() }
+
+        let handler = RecordingHandler(bodyDecision: { before, _ in before > 0 })  // pause after the first chunk
+        let transfer = client.start(
+            UpstreamRequest(url: "http://127.0.0.1:\(server.port)/", idleTimeoutMs: 200), handler: handler)
+        Thread.sleep(forTimeInterval: 0.6)  // three idle windows, paused by the consumer, not the upstream
+        XCTAssertEqual(handler.snapshot.completions, 0)
+        transfer.resume()
+        XCTAssertTrue(handler.waitForCompletion())
+
+        XCTAssertNil(handler.snapshot.error)
+        XCTAssertEqual(handler.snapshot.body, Array("firstsecond".utf8))
+    }
+}
