@@ -28,10 +28,6 @@ CURLcode kw_curl_easy_getinfo_private(CURL *handle, void **value) {
     return curl_easy_getinfo(handle, CURLINFO_PRIVATE, value);
 }
 
-CURLcode kw_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
-    return curl_easy_getinfo(handle, info, value);
-}
-
 CURLMcode kw_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
     return curl_multi_setopt(multi, option, value);
 }

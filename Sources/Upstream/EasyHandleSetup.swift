@@ -18,6 +18,10 @@ enum EasyHandleSetup {
         guard scheme.hasPrefix("http://") || scheme.hasPrefix("https://") else {
             throw .invalidRequest("URL scheme is not http or https")
         }
+        // libcurl would reject some of these itself, later and less clearly; a request target never has them.
+        guard !request.url.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
+            throw .invalidRequest("URL contains whitespace or control characters")
+        }
         guard HTTPToken.isToken(request.method) else { throw .invalidRequest("method is not a token") }
         let isHead = request.method == "HEAD"
         if isHead && !request.body.isEmpty { throw .invalidRequest("HEAD with a body") }
@@ -44,6 +48,8 @@ enum EasyHandleSetup {
         try check(kw_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
         try check(kw_curl_easy_setopt_long(easy, CURLOPT_HTTP_CONTENT_DECODING, 0))
         try check(kw_curl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1))
+        // Through an HTTPS proxy, the CONNECT response's head must not reach the handler as the response.
+        try check(kw_curl_easy_setopt_long(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1))
         // "" disables proxies, including http_proxy/https_proxy from the environment.
         try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_PROXY, configuration.proxy ?? ""))
         if let caBundlePath = configuration.caBundlePath {

@@ -47,10 +47,8 @@ final class MultiLoop: @unchecked Sendable {
         if configuration.connectionCacheSize > 0 {
             _ = kw_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, configuration.connectionCacheSize)
         }
-        let thread = Thread { [self] in
-            Thread.current.name = "kw-upstream"  // Linux thread names hold 15 bytes at most
-            run()
-        }
+        let thread = Thread { [self] in run() }
+        thread.name = "kw-upstream"  // for `top -H` and debuggers; Linux keeps 15 bytes
         thread.start()
     }
 
@@ -60,10 +58,7 @@ final class MultiLoop: @unchecked Sendable {
     /// Hands a new transfer to the loop. After shutdown the transfer is completed here, on the caller's
     /// thread, with `.cancelled` (the loop thread is gone).
     func enqueueStart(_ state: TransferState) {
-        if !post({ $0.starts.append(state) }) {
-            state.isFinished = true
-            state.handler.upstreamComplete(.cancelled, afterHead: false)
-        }
+        if !post({ $0.starts.append(state) }) { state.complete(.cancelled) }
     }
 
     func enqueueResume(_ state: TransferState) { _ = post { $0.resumes.append(state) } }
@@ -118,7 +113,7 @@ final class MultiLoop: @unchecked Sendable {
             let now = MonotonicClock.nowMs()
             let nextDeadline = expireIdle(now: now)
             // curl_multi_poll shortens this to libcurl's own next timer; cap at 1 s as a safety net.
-            let waitMs = nextDeadline.map { max(0, min($0 - now, 1000)) } ?? 1000
+            let waitMs = nextDeadline.map { max(0, min($0 - now + 1, 1000)) } ?? 1000
             _ = curl_multi_poll(multi, nil, 0, Int32(waitMs), nil)
         }
     }
@@ -164,7 +159,7 @@ final class MultiLoop: @unchecked Sendable {
         var expired: [TransferState] = []
         for state in active.values {
             guard let deadline = state.idleDeadlineMs else { continue }
-            if deadline <= now {
+            if deadline < now {
                 expired.append(state)
             } else if nearest.map({ deadline < $0 }) ?? true {
                 nearest = deadline
@@ -184,10 +179,7 @@ final class MultiLoop: @unchecked Sendable {
 
     /// Frees the handle and calls the handler's completion, once.
     private func complete(_ state: TransferState, _ error: UpstreamError?) {
-        guard !state.isFinished else { return }
-        state.isFinished = true
-        state.releaseHandle()
-        state.handler.upstreamComplete(error, afterHead: state.headDelivered)
+        state.complete(error)
     }
 
     /// Shutdown: closes the inbox, cancels everything and frees the multi handle.

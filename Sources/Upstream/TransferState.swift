@@ -9,7 +9,8 @@ import Synchronization
 /// only on the multi thread — inside libcurl's callbacks or the loop — except `cancelRequested`,
 /// an atomic any thread may set. Hence `@unchecked Sendable`.
 final class TransferState: @unchecked Sendable {
-    let handler: any UpstreamResponseHandler
+    /// The handler until completion; dropped then, so a handler holding its transfer forms no cycle.
+    private var handler: (any UpstreamResponseHandler)?
     /// The easy handle (CURL *); nil when setup failed.
     var easy: UnsafeMutableRawPointer?
     /// The CURLOPT_HTTPHEADER list, freed with the handle.
@@ -35,8 +36,6 @@ final class TransferState: @unchecked Sendable {
     private(set) var curlPaused = false
     /// An error a callback recorded before aborting the transfer (parse failure, cancellation).
     private(set) var callbackFailure: UpstreamError?
-    /// Set once `upstreamComplete` has been called.
-    var isFinished = false
 
     init(handler: any UpstreamResponseHandler, idleTimeoutMs: Int) {
         self.handler = handler
@@ -71,7 +70,7 @@ final class TransferState: @unchecked Sendable {
         do {
             if case .head(let status) = try parser.consume(line: line) {
                 headDelivered = true
-                handler.upstreamHead(status: status, headers: parser.headers)
+                handler?.upstreamHead(status: status, headers: parser.headers)
             }
         } catch {
             callbackFailure = error
@@ -96,7 +95,7 @@ final class TransferState: @unchecked Sendable {
             return 0
         }
         lastActivityMs = now
-        if !handler.upstreamBody(chunk) { handlerPaused = true }
+        if handler?.upstreamBody(chunk) == false { handlerPaused = true }
         return chunk.count
     }
 
@@ -114,7 +113,8 @@ final class TransferState: @unchecked Sendable {
         return curl_easy_pause(easy, kw_curl_pause_cont()) == CURLE_OK
     }
 
-    /// The idle deadline in monotonic milliseconds, or nil when no idle timer runs: no window set,
+    /// The idle deadline in monotonic milliseconds (the transfer expires once the clock is past it:
+    /// millisecond truncation then never cuts a window short), or nil when no idle timer runs: no window set,
     /// the connection not ready yet (libcurl's connect timeout applies), or the handler paused.
     var idleDeadlineMs: Int64? {
         guard idleTimeoutMs > 0, isConnected, !handlerPaused else { return nil }
@@ -127,6 +127,15 @@ final class TransferState: @unchecked Sendable {
         if cancelRequested.load(ordering: .relaxed) { return .cancelled }
         if code == CURLE_OK { return headDelivered ? nil : .protocolError("no response head") }
         return CurlErrorMapping.error(for: code, connected: isConnected)
+    }
+
+    /// Reports the end to the handler, once, and lets go of it. Multi thread (or the caller's thread
+    /// when the client has already shut down).
+    func complete(_ error: UpstreamError?) {
+        guard let handler else { return }
+        self.handler = nil
+        releaseHandle()
+        handler.upstreamComplete(error, afterHead: headDelivered)
     }
 
     /// Frees the libcurl resources (after the handle left the multi).

@@ -48,3 +48,29 @@ final class PerformTests: XCTestCase {
         }
     }
 }
+
+extension PerformTests {
+    func testPerformFromAHandlerIsRefusedInsteadOfDeadlocking() throws {
+        let server = try TestUpstreamServer { _, conn in conn.respond(status: 200) }
+        defer { server.stop() }
+        let client = UpstreamClient()
+        defer { client.shutdown() }
+
+        final class NestingHandler: UpstreamResponseHandler, @unchecked Sendable {
+            let client: UpstreamClient
+            let url: String
+            let recorder = RecordingHandler()
+            var nestedError: UpstreamError?
+            init(client: UpstreamClient, url: String) { self.client = client; self.url = url }
+            func upstreamHead(status: Int, headers: [(String, String)]) {
+                do throws(UpstreamError) { _ = try client.perform(UpstreamRequest(url: url)) } catch { nestedError = error }
+            }
+            func upstreamBody(_ chunk: UnsafeRawBufferPointer) -> Bool { true }
+            func upstreamComplete(_ error: UpstreamError?, afterHead: Bool) { recorder.upstreamComplete(error, afterHead: afterHead) }
+        }
+        let handler = NestingHandler(client: client, url: "http://127.0.0.1:\(server.port)/")
+        client.start(UpstreamRequest(url: handler.url), handler: handler)
+        XCTAssertTrue(handler.recorder.waitForCompletion())
+        XCTAssertEqual(handler.nestedError, .invalidRequest("perform called on the upstream thread"))
+    }
+}

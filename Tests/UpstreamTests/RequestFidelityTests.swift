@@ -123,3 +123,11 @@ final class RequestFidelityTests: XCTestCase {
         XCTAssertEqual(server.connectionCount, 0)
     }
 }
+
+extension RequestFidelityTests {
+    func testURLWithWhitespaceIsRefused() throws {
+        let handler = try send(UpstreamRequest(url: "http://127.0.0.1:\(server.port)/a b"))
+        XCTAssertEqual(handler.snapshot.error, .invalidRequest("URL contains whitespace or control characters"))
+        XCTAssertEqual(server.connectionCount, 0)
+    }
+}

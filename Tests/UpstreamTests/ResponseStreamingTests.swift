@@ -27,6 +27,8 @@ final class ResponseStreamingTests: XCTestCase {
                     + "Set-Cookie: a=1\r\nSet-Cookie: b=2\r\nContent-Length: 11\r\n\r\n{\"id\":\"7\"}\n")
         }
         let handler = RecordingHandler()
+        let client = self.client!
+        handler.threadProbe = { client.isOnClientThread }
         client.start(UpstreamRequest(url: "http://127.0.0.1:\(server.port)/v1/things"), handler: handler)
         XCTAssertTrue(handler.waitForCompletion())
 
@@ -41,7 +43,7 @@ final class ResponseStreamingTests: XCTestCase {
         XCTAssertNil(record.error)
         XCTAssertEqual(record.afterHead, true)
         XCTAssertEqual(record.completions, 1)
-        XCTAssertEqual(record.threadNames, ["kw-upstream"])
+        XCTAssertEqual(record.callsOnClientThread, [true, true, true])  // head, body, completion
     }
 
     func testInterimResponsesAreSkippedAndFoldedLinesJoined() throws {

@@ -22,8 +22,6 @@ CURLcode kw_curl_easy_set_prereq_function(CURL *handle, curl_prereq_callback cal
 
 /// `curl_easy_getinfo` for CURLINFO_PRIVATE (the pointer set through CURLOPT_PRIVATE).
 CURLcode kw_curl_easy_getinfo_private(CURL *handle, void **value);
-/// `curl_easy_getinfo` for CURLINFO_LONG values (e.g. CURLINFO_RESPONSE_CODE).
-CURLcode kw_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 
 /// `curl_multi_setopt` for long-valued multi options (connection limits, cache size).
 CURLMcode kw_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);

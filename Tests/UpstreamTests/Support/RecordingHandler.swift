@@ -16,7 +16,8 @@ final class RecordingHandler: UpstreamResponseHandler, @unchecked Sendable {
         var error: UpstreamError?
         var afterHead: Bool?
         var completedAt: Date?
-        var threadNames: Set<String> = []
+        /// For each call, whether `threadProbe` said it ran on the client's thread.
+        var callsOnClientThread: [Bool] = []
     }
 
     private let record = Mutex(Record())
@@ -24,6 +25,8 @@ final class RecordingHandler: UpstreamResponseHandler, @unchecked Sendable {
     private let keepBody: Bool
     let bodyDecision: @Sendable (_ received: Int, _ chunk: UnsafeRawBufferPointer) -> Bool
     let onChunk: @Sendable (Int) -> Void
+    /// Set before `start` to record, per call, whether it runs on the client's thread.
+    var threadProbe: (@Sendable () -> Bool)?
 
     /// - Parameters:
     ///   - keepBody: whether to keep the bytes (off for huge streams checked on the fly).
@@ -48,12 +51,12 @@ final class RecordingHandler: UpstreamResponseHandler, @unchecked Sendable {
     }
 
     func upstreamHead(status: Int, headers: [(String, String)]) {
-        let name = Thread.current.name ?? ""
+        let onClientThread = threadProbe?()
         record.withLock {
             $0.status = status
             $0.headers = headers
             $0.headCalls += 1
-            $0.threadNames.insert(name)
+            if let onClientThread { $0.callsOnClientThread.append(onClientThread) }
         }
     }
 
@@ -62,10 +65,12 @@ final class RecordingHandler: UpstreamResponseHandler, @unchecked Sendable {
     func upstreamBody(_ chunk: UnsafeRawBufferPointer) -> Bool {
         let before = receivedCount.add(chunk.count, ordering: .relaxed).oldValue
         let decision = bodyDecision(before, chunk)
+        let onClientThread = threadProbe?()
         if keepBody {
             record.withLock {
                 $0.body.append(contentsOf: chunk)
                 $0.chunkTimes.append(Date())
+                if let onClientThread { $0.callsOnClientThread.append(onClientThread) }
             }
         }
         onChunk(before + chunk.count)
@@ -76,7 +81,9 @@ final class RecordingHandler: UpstreamResponseHandler, @unchecked Sendable {
     var bytesSeen: Int { receivedCount.load(ordering: .relaxed) }
 
     func upstreamComplete(_ error: UpstreamError?, afterHead: Bool) {
+        let onClientThread = threadProbe?()
         record.withLock {
+            if let onClientThread { $0.callsOnClientThread.append(onClientThread) }
             $0.completions += 1
             $0.error = error
             $0.afterHead = afterHead
