@@ -46,9 +46,9 @@ final class AndroidAttestationTests: XCTestCase {
 
     func classic() throws -> (AndroidAttestation, IntegrityTestKeys) {
         let keys = try IntegrityTestKeys.generate()
-        let settings = AndroidSettings(packageNames: [Self.package], certificateDigests: [Hex.encode(Self.certificate)],
-                                       mode: .classic(decryptionKeyBase64: keys.decryptionKeyBase64, verificationKeyBase64: keys.verificationKeyBase64))
-        return (try AndroidAttestation(settings: settings, http: NoNetwork()), keys)
+        let settings = AndroidSettings(packageNames: [Self.package], certificateDigests: [Self.certificate], mode: .classic)
+        let secrets = AndroidSecrets.classic(decryptionKeyBase64: keys.decryptionKeyBase64, verificationKeyBase64: keys.verificationKeyBase64)
+        return (try AndroidAttestation(settings: settings, secrets: secrets, http: NoNetwork()), keys)
     }
 
     func testClassicTokenIsAcceptedForTheDeviceOfPackageAndInstall() throws {
@@ -83,9 +83,9 @@ final class AndroidAttestationTests: XCTestCase {
 
     func testRequestFieldsAreCheckedBeforeAnything() throws {
         let keys = try IntegrityTestKeys.generate()
-        var settings = AndroidSettings(packageNames: [Self.package, "dev.keyward.pro"], certificateDigests: [Base64.encode(Self.certificate)],
-                                       mode: .classic(decryptionKeyBase64: keys.decryptionKeyBase64, verificationKeyBase64: keys.verificationKeyBase64))
-        let android = try AndroidAttestation(settings: settings, http: NoNetwork())
+        let settings = AndroidSettings(packageNames: [Self.package, "dev.keyward.pro"], certificateDigests: [Self.certificate], mode: .classic)
+        let secrets = AndroidSecrets.classic(decryptionKeyBase64: keys.decryptionKeyBase64, verificationKeyBase64: keys.verificationKeyBase64)
+        let android = try AndroidAttestation(settings: settings, secrets: secrets, http: NoNetwork())
         func reason(_ token: String = "t", _ install: String = Self.installID, _ package: String? = Self.package) -> String? {
             failure { _ = try android.request(integrityToken: token, installID: install, packageName: package) }?.reason
         }
@@ -97,14 +97,15 @@ final class AndroidAttestationTests: XCTestCase {
         XCTAssertEqual(reason("t", "7d444840x9dc0-11d1-b245-5ffdce74fad2"), "install_id_malformed")
         XCTAssertEqual(reason("t", Self.installID, nil), "package_name_required")
         XCTAssertEqual(reason("t", Self.installID, "com.other"), "package_name_unknown")
-        settings.packageNames = ["dev.keyward.demo/.."]
-        XCTAssertThrowsError(try AndroidAttestation(settings: settings, http: NoNetwork())) { error in
-            XCTAssertEqual((error as? PlayIntegrityError)?.reason, "android_packages_invalid")
+    }
+
+    func testSecretsOfTheOtherModeOrBadKeysAreMisconfiguration() throws {
+        let settings = AndroidSettings(packageNames: [Self.package], certificateDigests: [Self.certificate], mode: .classic)
+        XCTAssertThrowsError(try AndroidAttestation(settings: settings, secrets: .standard(serviceAccount: { [] }), http: NoNetwork())) { error in
+            XCTAssertEqual((error as? PlayIntegrityError)?.reason, "android_secrets_mismatch")
         }
-        settings.packageNames = [Self.package]
-        settings.certificateDigests = [Hex.encode(Array(Self.certificate.prefix(20)))]
-        XCTAssertThrowsError(try AndroidAttestation(settings: settings, http: NoNetwork())) { error in
-            XCTAssertEqual((error as? PlayIntegrityError)?.reason, "certificate_digest_invalid")
+        XCTAssertThrowsError(try AndroidAttestation(settings: settings, secrets: .classic(decryptionKeyBase64: "AAAA", verificationKeyBase64: "AAAA"), http: NoNetwork())) { error in
+            XCTAssertEqual((error as? PlayIntegrityError)?.reason, "classic_decryption_key_invalid")
         }
     }
 
@@ -116,10 +117,9 @@ final class AndroidAttestationTests: XCTestCase {
         let google = LocalGoogle(now: Self.nowMillis / 1_000)
         google.fake.trust(account)
         let keyFile = try account.keyFile(tokenURI: google.fake.tokenURL)
-        var settings = AndroidSettings(packageNames: [Self.package], certificateDigests: [Base64.encodeURL(Self.certificate)],
-                                       mode: .standard(serviceAccount: { keyFile }, endpoints: GoogleEndpoints(playIntegrityBaseURL: LocalGoogle.baseURL, tokenURL: nil)))
-        settings.dailyDecodeBudget = budget
-        return (try AndroidAttestation(settings: settings, http: google), google, account)
+        let settings = AndroidSettings(packageNames: [Self.package], certificateDigests: [Self.certificate], mode: .standard, decodeBudgetPerDay: budget,
+                                       google: GoogleEndpoints(playIntegrityBaseURL: LocalGoogle.baseURL, tokenURL: nil))
+        return (try AndroidAttestation(settings: settings, secrets: .standard(serviceAccount: { keyFile }), http: google), google, account)
     }
 
     func testStandardTokenIsDecodedByGoogleAndAccepted() throws {
@@ -201,9 +201,9 @@ final class AndroidAttestationTests: XCTestCase {
         let upstream = UpstreamClient()
         defer { upstream.shutdown() }
         let keyFile = try account.keyFile(tokenURI: fake.tokenURL)
-        let settings = AndroidSettings(packageNames: [Self.package], certificateDigests: [Hex.encode(Self.certificate)],
-                                       mode: .standard(serviceAccount: { keyFile }, endpoints: GoogleEndpoints(playIntegrityBaseURL: base, tokenURL: nil)))
-        let android = try AndroidAttestation(settings: settings, http: UpstreamGoogleHTTPClient(upstream: upstream))
+        let settings = AndroidSettings(packageNames: [Self.package], certificateDigests: [Self.certificate], mode: .standard,
+                                       google: GoogleEndpoints(playIntegrityBaseURL: base, tokenURL: nil))
+        let android = try AndroidAttestation(settings: settings, secrets: .standard(serviceAccount: { keyFile }), http: UpstreamGoogleHTTPClient(upstream: upstream))
         let request = try android.request(integrityToken: fake.issueStandardToken(verdict(.standard)), installID: Self.installID, packageName: nil)
         XCTAssertEqual(try android.verify(request, challenge: challenge, nowMillis: Self.nowMillis, store: store).packageName, Self.package)
         XCTAssertEqual(fake.decodeCount, 1)

@@ -20,32 +20,25 @@ public final class AndroidAttestation: Sendable {
     let policy: VerdictPolicy
     let decoder: Decoder
 
-    /// Validates the settings and builds the decoders.
-    /// - Parameter http: how to reach Google (standard mode); unused in classic mode.
-    /// - Throws: `PlayIntegrityError.misconfigured` naming the bad setting: `android_packages_invalid`
-    ///   (none, or not an Android application id), `certificate_digest_invalid` (none, or not a 32-byte
-    ///   digest), `classic_decryption_key_invalid`, `classic_verification_key_invalid`, `android_limits_invalid`.
-    public init(settings: AndroidSettings, http: any PlayIntegrityHTTPClient) throws(PlayIntegrityError) {
-        guard !settings.packageNames.isEmpty, settings.packageNames.allSatisfy(Self.isApplicationID) else {
-            throw .misconfigured(reason: "android_packages_invalid", detail: "android package names must be Android application ids, at least one")
-        }
-        guard !settings.certificateDigests.isEmpty else {
-            throw .misconfigured(reason: "certificate_digest_invalid", detail: "at least one signing-certificate digest is needed")
-        }
-        var digests: [[UInt8]] = []
-        for text in settings.certificateDigests { digests.append(try CertificateDigest.configured(text)) }
-        guard (1...3600).contains(settings.maxAgeSeconds), settings.dailyDecodeBudget >= 1 else {
-            throw .misconfigured(reason: "android_limits_invalid", detail: "max age must be 1–3600 s and the daily decode budget at least 1")
-        }
+    /// Builds the decoder the configured mode needs.
+    /// - Parameters:
+    ///   - settings: the validated `[android]` settings.
+    ///   - secrets: the secrets of the same mode.
+    ///   - http: how to reach Google (standard mode); unused in classic mode.
+    /// - Throws: `PlayIntegrityError.misconfigured`: `android_secrets_mismatch` (secrets of the other mode),
+    ///   `classic_decryption_key_invalid`, `classic_verification_key_invalid`.
+    public init(settings: AndroidSettings, secrets: AndroidSecrets, http: any PlayIntegrityHTTPClient) throws(PlayIntegrityError) {
         self.settings = settings
         policy = VerdictPolicy(
-            packageNames: settings.packageNames, certificateDigests: digests, deviceRequirement: settings.deviceRequirement,
-            requireLicensed: settings.requireLicensed, maxAgeMillis: settings.maxAgeSeconds * 1_000)
-        switch settings.mode {
-        case .standard(let serviceAccount, let endpoints):
-            decoder = .standard(StandardIntegrityClient(endpoints: endpoints, serviceAccount: serviceAccount, http: http))
-        case .classic(let decryptionKey, let verificationKey):
+            packageNames: settings.packageNames, certificateDigests: settings.certificateDigests, deviceRequirement: settings.deviceIntegrity,
+            requireLicensed: settings.requireLicensed, maxAgeMillis: Int64(settings.freshnessSeconds) * 1_000)
+        switch (settings.mode, secrets) {
+        case (.standard, .standard(let serviceAccount)):
+            decoder = .standard(StandardIntegrityClient(endpoints: settings.google, serviceAccount: serviceAccount, http: http))
+        case (.classic, .classic(let decryptionKey, let verificationKey)):
             decoder = .classic(ClassicTokenDecoder(keys: try ClassicIntegrityKeys(decryptionKeyBase64: decryptionKey, verificationKeyBase64: verificationKey)))
+        default:
+            throw .misconfigured(reason: "android_secrets_mismatch", detail: "the Android secrets given are not those of the configured \(settings.mode.rawValue) mode")
         }
     }
 
@@ -89,7 +82,7 @@ public final class AndroidAttestation: Sendable {
 
     /// The device row to register for an accepted request: no key, counter 0, the mode as environment.
     public func deviceRecord(for request: AndroidAttestRequest, now: Int64) -> DeviceRecord {
-        DeviceRecord(id: request.deviceID, platform: "android", publicKey: [], counter: 0, environment: settings.mode.name,
+        DeviceRecord(id: request.deviceID, platform: "android", publicKey: [], counter: 0, environment: settings.mode.rawValue,
                      createdAt: now, lastSeenAt: now)
     }
 
@@ -102,7 +95,7 @@ public final class AndroidAttestation: Sendable {
         let day = Self.floorDiv(nowMillis, 86_400_000)
         let allowed: Bool
         do {
-            allowed = try store.consumeBudget(key: Self.budgetKey(deviceID: deviceID), day: day, limit: settings.dailyDecodeBudget)
+            allowed = try store.consumeBudget(key: Self.budgetKey(deviceID: deviceID), day: day, limit: settings.decodeBudgetPerDay)
         } catch {
             throw .storeFailed
         }
@@ -135,18 +128,5 @@ public final class AndroidAttestation: Sendable {
     static func floorDiv(_ value: Int64, _ divisor: Int64) -> Int64 {
         let quotient = value / divisor
         return (value % divisor < 0) ? quotient - 1 : quotient
-    }
-
-    /// Android application ids: two or more dot-separated segments of ASCII letters, digits and `_`,
-    /// each starting with a letter (Android, "Configure the app module", application ID).
-    static func isApplicationID(_ name: String) -> Bool {
-        let segments = name.split(separator: ".", omittingEmptySubsequences: false)
-        return segments.count >= 2 && name.utf8.count <= 255 && segments.allSatisfy { segment in
-            guard let first = segment.utf8.first, (first | 0x20) >= UInt8(ascii: "a"), (first | 0x20) <= UInt8(ascii: "z") else { return false }
-            return segment.utf8.allSatisfy { byte in
-                let lower = byte | 0x20
-                return (lower >= UInt8(ascii: "a") && lower <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "_")
-            }
-        }
     }
 }
