@@ -172,3 +172,21 @@ final class AssertionClientDataTests: XCTestCase {
         XCTAssertEqual(String(decoding: bytes, as: UTF8.self), "GET\n/p/maps/x\nAAAA\n5")
     }
 }
+
+final class ProviderCredentialsTests: XCTestCase {
+    func testMissingAndUnusableSecretsPointAtTheSecretLineWithoutTheirValues() throws {
+        let registry = try ProviderRegistry.parse(text: providerText() + "\n" + providerText(name: "b", secret: "\"B_KEY\"") + "\n"
+            + providerText(name: "c", secret: "\"C_KEY\""), path: "p.toml")
+        let values = ["DEMO_KEY": "sk-ok\n", "B_KEY": "sk-bad\r\nX: y"]
+        XCTAssertThrowsError(try ProviderCredentials(registry: registry) { values[$0] }) { error in
+            let errors = (error as? ConfigErrors)?.errors ?? []
+            XCTAssertEqual(errors.map(\.description), [
+                "p.toml:9: b.secret: B_KEY: the secret contains CR, LF, NUL or another control character",
+                "p.toml:15: c.secret: C_KEY is not set (environment variable or credential file)",
+            ])
+            XCTAssertFalse("\(error)".contains("sk-"))
+        }
+        let good = try ProviderCredentials(registry: registry) { _ in "sk-ok\n" }
+        XCTAssertEqual(good["demo"]?.header?.value, "Bearer sk-ok")
+    }
+}

@@ -35,21 +35,26 @@ enum ASCII {
 
     /// `haystack` contains `needle` as a byte sequence (`needle` non-empty).
     static func contains(_ haystack: String, _ needle: [UInt8]) -> Bool {
-        guard let first = needle.first else { return false }
-        let bytes = haystack.utf8
-        guard bytes.count >= needle.count else { return false }
-        var start = bytes.startIndex
-        while let found = bytes[start...].firstIndex(of: first) {
-            var candidate = found
-            var matched = true
-            for byte in needle {
-                guard candidate < bytes.endIndex, bytes[candidate] == byte else { matched = false; break }
-                candidate = bytes.index(after: candidate)
+        guard !needle.isEmpty, haystack.utf8.count >= needle.count else { return false }
+        if let found = haystack.utf8.withContiguousStorageIfAvailable({ search($0, needle) }) { return found }
+        return Array(haystack.utf8).withUnsafeBufferPointer { search($0, needle) }
+    }
+
+    private static func search(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: [UInt8]) -> Bool {
+        needle.withUnsafeBufferPointer { needle in
+            let first = needle[0]
+            let last = haystack.count - needle.count
+            var start = 0
+            while start <= last {
+                if haystack[start] == first {
+                    var offset = 1
+                    while offset < needle.count, haystack[start + offset] == needle[offset] { offset += 1 }
+                    if offset == needle.count { return true }
+                }
+                start += 1
             }
-            if matched { return true }
-            start = bytes.index(after: found)
+            return false
         }
-        return false
     }
 
     /// RFC 9110 §5.6.2 `tchar`: the characters of a token (field names, methods).

@@ -30,26 +30,38 @@ public enum HeaderRules {
     /// Response prefixes never passed: CORS is Keyward's decision, not the provider's.
     public static let responseDroppedPrefixes: [String] = ["access-control-"]
 
-    /// Whether `name` (any case) is in `names` or starts with one of `prefixes`.
-    @inline(__always)
+    /// `hopByHop`, prepared for matching.
+    static let hopByHopSet = HeaderNameSet(names: hopByHop)
+    /// `requestDropped` and `requestDroppedPrefixes`, prepared for matching.
+    static let requestDroppedSet = HeaderNameSet(names: requestDropped, prefixes: requestDroppedPrefixes)
+    /// `responseDropped` and `responseDroppedPrefixes`, prepared for matching.
+    static let responseDroppedSet = HeaderNameSet(names: responseDropped, prefixes: responseDroppedPrefixes)
+
+    /// Whether `name` (any case) is in `names` or starts with one of `prefixes` (load-time checks).
     static func matches(_ name: String, names: [String], prefixes: [String]) -> Bool {
-        for candidate in names where ASCII.equalsIgnoringCase(name, candidate) { return true }
-        for prefix in prefixes where ASCII.hasPrefixIgnoringCase(name, prefix) { return true }
-        return false
+        HeaderNameSet(names: names, prefixes: prefixes).contains(name)
     }
 
-    /// The lowercased field names listed in `Connection` header values (RFC 9110 §7.6.1: those fields
-    /// are hop-by-hop too). Empty when there is no `Connection` header.
-    static func connectionNominated(_ headers: [(String, String)]) -> [String] {
+    /// Whether any header is named `Connection` (most requests have none: skip parsing).
+    @inline(__always)
+    static func hasConnectionHeader(_ headers: [(name: String, value: String)]) -> Bool {
+        headers.contains { $0.name.utf8.count == 10 && ASCII.equalsIgnoringCase($0.name, "connection") }
+    }
+
+    /// The field names listed in `Connection` header values (RFC 9110 §7.6.1: those fields are
+    /// hop-by-hop too), or nil when there are none.
+    static func connectionNominated(_ headers: [(name: String, value: String)]) -> HeaderNameSet? {
+        guard hasConnectionHeader(headers) else { return nil }
         var nominated: [String] = []
-        for (name, value) in headers where ASCII.equalsIgnoringCase(name, "connection") {
-            for token in value.split(separator: ",") {
-                let trimmed = token.utf8.drop { $0 == 0x20 || $0 == 0x09 }
-                var bytes = Array(trimmed)
-                while let last = bytes.last, last == 0x20 || last == 0x09 { bytes.removeLast() }
-                if !bytes.isEmpty { nominated.append(String(decoding: bytes.map(ASCII.lower), as: UTF8.self)) }
+        for (name, value) in headers where name.utf8.count == 10 && ASCII.equalsIgnoringCase(name, "connection") {
+            for token in value.utf8.split(separator: UInt8(ascii: ",")) {
+                let trimmed = token.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
+                let lowered = String(decoding: trimmed.map(ASCII.lower), as: UTF8.self)
+                // `close` is an option, not a field; hop-by-hop names are dropped anyway.
+                if lowered.isEmpty || lowered == "close" || hopByHopSet.contains(lowered) { continue }
+                nominated.append(lowered)
             }
         }
-        return nominated
+        return nominated.isEmpty ? nil : HeaderNameSet(names: nominated)
     }
 }

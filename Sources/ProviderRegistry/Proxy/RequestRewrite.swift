@@ -19,9 +19,9 @@ public enum RequestRewrite {
         var headers: [(name: String, value: String)] = []
         headers.reserveCapacity(client.count + provider.extraHeaders.count + 2)
         for field in client {
-            if HeaderRules.matches(field.name, names: HeaderRules.requestDropped, prefixes: HeaderRules.requestDroppedPrefixes)
-                || HeaderRules.matches(field.name, names: provider.providerDroppedHeaders, prefixes: [])
-                || (!nominated.isEmpty && HeaderRules.matches(field.name, names: nominated, prefixes: [])) {
+            if HeaderRules.requestDroppedSet.contains(field.name)
+                || provider.providerDroppedHeaders.contains(field.name)
+                || nominated?.contains(field.name) == true {
                 continue
             }
             headers.append(field)

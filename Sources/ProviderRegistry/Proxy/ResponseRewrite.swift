@@ -10,8 +10,7 @@ public enum ResponseRewrite {
         var headers: [(name: String, value: String)] = []
         headers.reserveCapacity(upstream.count)
         for field in upstream {
-            if HeaderRules.matches(field.name, names: HeaderRules.responseDropped, prefixes: HeaderRules.responseDroppedPrefixes)
-                || (!nominated.isEmpty && HeaderRules.matches(field.name, names: nominated, prefixes: [])) {
+            if HeaderRules.responseDroppedSet.contains(field.name) || nominated?.contains(field.name) == true {
                 continue
             }
             if credential.sensitiveForms.contains(where: { ASCII.contains(field.value, $0) }) { continue }

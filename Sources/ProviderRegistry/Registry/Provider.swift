@@ -25,7 +25,7 @@ public struct Provider: Sendable, Equatable {
 
     /// Lowercased names of client headers never forwarded to this provider, beyond the fixed list in
     /// `RequestRewrite`: its auth header and the names of its extra headers. Computed once at load.
-    let providerDroppedHeaders: [String]
+    let providerDroppedHeaders: HeaderNameSet
 
     init(
         name: String, origin: UpstreamOrigin, secretName: String, auth: ProviderAuth, extraHeaders: [HeaderField],
@@ -45,7 +45,7 @@ public struct Provider: Sendable, Equatable {
         self.idleTimeoutMs = idleTimeoutMs
         var dropped = extraHeaders.map { ASCII.lowercased($0.name) }
         if let authHeader = auth.headerNameLowercased { dropped.append(authHeader) }
-        self.providerDroppedHeaders = dropped
+        self.providerDroppedHeaders = HeaderNameSet(names: dropped)
     }
 
     /// Whether `method` (case-sensitive, as received) on the canonical `segments` is allowlisted.

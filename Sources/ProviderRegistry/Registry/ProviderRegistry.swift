@@ -7,6 +7,8 @@ public struct ProviderRegistry: Sendable {
     public let providers: [String: Provider]
     /// The file the registry came from (for logs).
     public let path: String
+    /// Line of each provider's `secret` key, so secret problems found later point into the file.
+    let secretLines: [String: Int]
 
     /// Reads and validates the providers file at `path`.
     /// - Throws: `ConfigErrors` with every problem found (`providers.toml:12: openai.base_url: …`).
@@ -37,6 +39,9 @@ public struct ProviderRegistry: Sendable {
         guard errors.isEmpty else { throw ConfigErrors(errors) }
         self.providers = providers
         self.path = document.path
+        var secretLines: [String: Int] = [:]
+        for name in providers.keys { secretLines[name] = document.line(of: TOMLKeyPath.root.appending(name).appending("secret")) }
+        self.secretLines = secretLines
     }
 
     /// The provider routed at `/p/<name>/`, or nil (→ 404 `not_found`).
