@@ -17,6 +17,12 @@ private struct Limits: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable { case burst, enabled }
 }
 
+private struct Painted: Decodable {
+    enum Colour: String, Decodable { case red, green }
+    var colour: Colour
+    var name: String
+}
+
 private func errors(_ body: () throws -> Void) -> [ConfigError] {
     do {
         try body()
@@ -119,5 +125,12 @@ final class TOMLDocumentTests: XCTestCase {
     func testStringsWithEscapesAndUnicodeSurviveTheRoundTrip() throws {
         let document = try TOMLDocument.parse(text: "s = \"tab\\there \\\"q\\\" é \\u0001 😀\"\n", path: "s.toml")
         XCTAssertEqual(document.root["s"], .string("tab\there \"q\" é \u{01} 😀"))
+    }
+
+    func testErrorThrownByAModelsOwnInitIsLocatedByItsCodingPath() {
+        let found = errors { _ = try TOMLDocument.parse(text: "name = \"n\"\ncolour = \"blue\"\n", path: "e.toml").decode(Painted.self) }
+        XCTAssertEqual(found.count, 1)
+        XCTAssertEqual(found.first?.line, 2)
+        XCTAssertEqual(found.first?.key, "colour")
     }
 }

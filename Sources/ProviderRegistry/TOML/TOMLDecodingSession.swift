@@ -89,12 +89,12 @@ final class TOMLDecodingSession {
 }
 
 extension TOMLKeyPath {
-    /// The path a `Decoder`'s coding path denotes (integer keys are array indices).
+    /// The path a `Decoder`'s coding path denotes (this decoder's index keys, or any key with an
+    /// integer value, are array indices).
     init(codingPath: [any CodingKey]) {
-        self.init(codingPath.map { key in
-            if let index = key.intValue, key.stringValue == "Index \(index)" || key is TOMLCodingKey && (key as? TOMLCodingKey)?.isIndex == true {
-                return .index(index)
-            }
+        self.init(codingPath.map { key -> Component in
+            if let ours = key as? TOMLCodingKey { return ours.isIndex ? .index(ours.intValue ?? 0) : .key(ours.stringValue) }
+            if let index = key.intValue { return .index(index) }
             return .key(key.stringValue)
         })
     }
