@@ -8,6 +8,7 @@ enum ASCII {
 
     /// True when `a` and `b` are equal ignoring ASCII case (RFC 9110 §5.1: field names are case-insensitive).
     static func caseInsensitiveEquals(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
         var a = a, b = b
         return a.withUTF8 { x in
             b.withUTF8 { y in caseInsensitiveEquals(UnsafeRawBufferPointer(x), y) }

@@ -87,8 +87,9 @@ public final class HTTPServer: Sendable {
                     connection_limit: UInt32(configuration.connectionLimit),
                     per_ip_connection_limit: UInt32(configuration.perIPConnectionLimit),
                     connection_timeout_seconds: UInt32(configuration.connectionTimeoutSeconds),
-                    // The pool holds the head, then the send buffer: twice the head bound, at least MHD's 32 KiB default.
-                    connection_memory_limit: max(32 * 1024, 2 * configuration.maxHeaderBytes),
+                    // The pool holds the head, then the send buffer. libmicrohttpd zeroes all of it
+                    // for every request, so it is sized to the head bound plus room to send, no more.
+                    connection_memory_limit: max(16 * 1024, configuration.maxHeaderBytes + 8 * 1024),
                     listen_backlog: UInt32(configuration.listenBacklog),
                     access_handler: accessHandlerCallback,
                     access_handler_cls: cls,

@@ -1,4 +1,7 @@
 import CMicroHTTPD
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A libmicrohttpd response ready to queue, with its status.
 ///
@@ -42,8 +45,14 @@ struct PreparedResponse: @unchecked Sendable {
                 || ASCII.caseInsensitiveEquals(name, "transfer-encoding") {
                 continue
             }
-            if name.utf8.contains(0) || value.utf8.contains(0) { return false }
-            guard MHD_add_response_header(pointer, name, value) == .YES else { return false }
+            let added = name.withCString { cName in
+                value.withCString { cValue in
+                    // An embedded NUL would silently truncate the field: refuse it.
+                    strlen(cName) == name.utf8.count && strlen(cValue) == value.utf8.count
+                        && MHD_add_response_header(pointer, cName, cValue) == .YES
+                }
+            }
+            guard added else { return false }
         }
         return true
     }

@@ -37,8 +37,13 @@ struct SocketAddress {
     }
 
     /// The numeric host of a peer address (`"127.0.0.1"`, `"::1"`); `"unknown"` for other families.
+    /// IPv4, the common case, is formatted here: glibc's inet_ntop goes through sprintf.
     static func numericHost(_ address: UnsafePointer<sockaddr>?) -> String {
         guard let address else { return "unknown" }
+        if Int32(address.pointee.sa_family) == AF_INET {
+            let ip = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt32(bigEndian: $0.pointee.sin_addr.s_addr) }
+            return formatIPv4(ip)
+        }
         // INET6_ADDRSTRLEN = 46 bytes including the terminator.
         return withUnsafeTemporaryAllocation(of: CChar.self, capacity: 46) { buffer -> String in
             guard let base = buffer.baseAddress else { return "unknown" }
@@ -59,6 +64,22 @@ struct SocketAddress {
                 written = nil
             }
             return written.map { String(cString: $0) } ?? "unknown"
+        }
+    }
+
+    /// Dotted-quad text of a host-order IPv4 address.
+    static func formatIPv4(_ ip: UInt32) -> String {
+        String(unsafeUninitializedCapacity: 15) { buffer in
+            var count = 0
+            for shift in stride(from: 24, through: 0, by: -8) {
+                let octet = Int((ip >> UInt32(shift)) & 0xFF)
+                if octet >= 100 { buffer[count] = UInt8(48 + octet / 100); count += 1 }
+                if octet >= 10 { buffer[count] = UInt8(48 + octet / 10 % 10); count += 1 }
+                buffer[count] = UInt8(48 + octet % 10)
+                count += 1
+                if shift > 0 { buffer[count] = UInt8(ascii: "."); count += 1 }
+            }
+            return count
         }
     }
 }

@@ -150,3 +150,26 @@ final class HTTPServerHygieneTests: XCTestCase {
         XCTAssertEqual(parse("1234567890123456789"), [nil])
     }
 }
+
+final class HTTPServerHeadLimitTests: XCTestCase {
+    func testHeadFarOverThePoolIs431FromLibmicrohttpd() throws {
+        // Past its per-connection memory pool libmicrohttpd refuses the head itself (431, its own body).
+        let calls = Box(0)
+        let server = try startServer { _, _, writer in
+            calls.mutate { $0 += 1 }
+            writer.respond(status: 200)
+        }
+        let client = try RawClient(port: server.port)
+        let big = String(repeating: "v", count: 64 * 1024)
+        let response = try client.exchange("GET / HTTP/1.1\r\nHost: x\r\nX-Big: \(big)\r\n\r\n")
+        XCTAssertEqual(response.status, 431)
+        XCTAssertEqual(calls.value, 0)
+    }
+
+    func testIPv4Formatting() {
+        XCTAssertEqual(SocketAddress.formatIPv4(0x7F00_0001), "127.0.0.1")
+        XCTAssertEqual(SocketAddress.formatIPv4(0xFFFF_FFFF), "255.255.255.255")
+        XCTAssertEqual(SocketAddress.formatIPv4(0x0A00_6405), "10.0.100.5")
+        XCTAssertEqual(SocketAddress.formatIPv4(0), "0.0.0.0")
+    }
+}

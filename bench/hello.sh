@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Hello-world throughput of HTTPServer (libmicrohttpd + a Swift handler), against
+# which the proxy's figures can be read. Compiles Sources/HTTPServer with -O into
+# a temporary binary (no package change), runs it, and measures with wrk:
+#   bench/hello.sh [wrk args…]     default: -t2 -c64 -d5s
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+work="$(mktemp -d)"
+trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
+command -v wrk >/dev/null || { sudo apt-get install -y wrk || apt-get install -y wrk; }
+
+cat > "$work/module.modulemap" <<MAP
+module CShims [system] {
+    header "$root/Sources/CShims/include/microhttpd_shims.h"
+    export *
+}
+MAP
+cc -O2 -c "$root/Sources/CShims/microhttpd_shims.c" -I "$root/Sources/CShims/include" -o "$work/shims.o"
+cp "$root/bench/hello-main.swift" "$work/main.swift"   # top-level code lives in main.swift
+swiftc -O -module-name HelloBench -o "$work/hello" \
+    -I "$root/Sources/CMicroHTTPD" -I "$work" \
+    "$root"/Sources/HTTPServer/*.swift "$work/main.swift" "$work/shims.o" -lmicrohttpd
+port=18089
+"$work/hello" "$port" & pid=$!
+sleep 0.5
+args=("$@"); [ ${#args[@]} -eq 0 ] && args=(-t2 -c64 -d5s)
+wrk "${args[@]}" "http://127.0.0.1:$port/"
