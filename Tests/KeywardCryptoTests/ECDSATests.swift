@@ -1,4 +1,4 @@
-import KeywardCrypto
+@testable import KeywardCrypto
 import XCTest
 
 final class ECDSATests: XCTestCase {
@@ -62,6 +62,26 @@ final class ECDSATests: XCTestCase {
         XCTAssertEqual(key.spkiDER.count, 91)
     }
 
+    func testCompressedPointSPKIIsReadAsTheSameKey() throws {
+        let key = try ECPrivateKey.generate(.p256).publicKey
+        // RFC 5480 §2.2 compressed form: 02/03 by the parity of Y, then X.
+        let parity: UInt8 = (key.x962[64] & 1) == 0 ? 0x02 : 0x03
+        let algorithm: [UInt8] = [0x30, 0x13, 0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01,
+                                  0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07]
+        let spki: [UInt8] = [0x30, 0x39] + algorithm + [0x03, 0x22, 0x00, parity] + key.x962[1...32]
+        let loaded = try ECPublicKey(spkiDER: spki)
+        XCTAssertEqual(loaded.x962, key.x962)
+        XCTAssertEqual(loaded.spkiDER, key.spkiDER)
+    }
+
+    func testP384KeyLoadsFromSPKIAndVerifies() throws {
+        let key = try ECPrivateKey.generate(.p384)
+        let loaded = try ECPublicKey(spkiDER: key.publicKey.spkiDER)
+        XCTAssertEqual(loaded.curve, .p384)
+        XCTAssertEqual(key.publicKey.spkiDER.count, 120)
+        XCTAssertTrue(loaded.isValidSignature(der: try key.signatureDER(message: message), message: message))
+    }
+
     func testPublicKeyRefusesOffCurveCompressedAndTruncatedPoints() throws {
         let key = try ECPrivateKey.generate(.p256).publicKey
         var offCurve = key.x962
@@ -72,6 +92,9 @@ final class ECDSATests: XCTestCase {
         compressedMarker[0] = 0x02
         XCTAssertThrowsError(try ECPublicKey(x962: compressedMarker))
         XCTAssertThrowsError(try ECPublicKey(spkiDER: key.spkiDER + [0]))
+        XCTAssertThrowsError(try ECPublicKey(spkiDER: key.curve.spkiPrefix + offCurve)) {
+            XCTAssertEqual(($0 as? CryptoError)?.reason, "invalid_key")
+        }
         XCTAssertThrowsError(try ECPublicKey(pem: "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n"))
     }
 

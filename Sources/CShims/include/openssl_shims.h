@@ -3,6 +3,7 @@
 // and flag macros built from other macros (XN_FLAG_RFC2253). Owned by KeywardCrypto.
 #include <openssl/crypto.h>
 #include <openssl/x509.h>
+#include <openssl/evp.h>
 
 /// sk_X509_new_null(): an empty, unowned stack of certificates.
 STACK_OF(X509) *keyward_sk_X509_new_null(void);
@@ -18,3 +19,7 @@ X509 *keyward_sk_X509_value(const STACK_OF(X509) *stack, int index);
 void keyward_OPENSSL_free(void *pointer);
 /// XN_FLAG_RFC2253 for X509_NAME_print_ex (RFC 2253 one-line form).
 unsigned long keyward_XN_FLAG_RFC2253(void);
+/// An EC public key from a named group ("prime256v1", "secp384r1") and an X9.62 point, through
+/// EVP_PKEY_fromdata (OSSL_PARAM arrays hold pointers to their key names, which must outlive
+/// the call: simplest built in C). The point is checked to lie on the curve. NULL on failure.
+EVP_PKEY *keyward_ec_public_key_from_point(const char *group, const unsigned char *point, size_t length);

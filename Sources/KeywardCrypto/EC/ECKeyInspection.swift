@@ -14,6 +14,15 @@ enum ECKeyInspection {
             clearOpenSSLErrors()
             throw .invalidKey("unsupported curve")
         }
+        // Fast path: the encoded point, when the key already holds it uncompressed (EVP_PKEY-EC(7)).
+        var encoded = [UInt8](repeating: 0, count: curve.pointLength)
+        var encodedLength = 0
+        if EVP_PKEY_get_octet_string_param(pkey, OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY, &encoded, encoded.count, &encodedLength) == 1,
+           encodedLength == curve.pointLength, encoded.first == 0x04 {
+            return (curve, encoded)
+        }
+        clearOpenSSLErrors()
+        // A compressed point: rebuild 04 ‖ X ‖ Y from the affine coordinates.
         var point: [UInt8] = [0x04]
         point.reserveCapacity(curve.pointLength)
         for parameter in [OSSL_PKEY_PARAM_EC_PUB_X, OSSL_PKEY_PARAM_EC_PUB_Y] {

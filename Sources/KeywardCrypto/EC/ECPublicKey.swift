@@ -1,4 +1,5 @@
 import COpenSSL
+import CShims
 
 /// An ECDSA public key on P-256 or P-384, parsed once and held as an `EVP_PKEY` so each
 /// verification only pays for the signature check.
@@ -23,13 +24,32 @@ public struct ECPublicKey: Sendable, Equatable, Hashable {
         default: throw .invalidKey("EC point must be 65 or 97 bytes")
         }
         guard x962.first == 0x04 else { throw .invalidKey("EC point not uncompressed") }
-        try self.init(spkiDER: curve.spkiPrefix + x962)
+        try self.init(curve: curve, uncompressedPoint: x962)
+    }
+
+    /// Builds the key straight from its parameters (EVP_PKEY_fromdata(3)): about six times
+    /// cheaper than decoding DER through OpenSSL 3's decoder framework, which matters when a
+    /// key arrives with every request (App Attest assertions). OpenSSL checks the point is on the curve.
+    private init(curve: ECCurve, uncompressedPoint: [UInt8]) throws(CryptoError) {
+        guard let pkey = keyward_ec_public_key_from_point(curve.groupName, uncompressedPoint, uncompressedPoint.count) else {
+            clearOpenSSLErrors()
+            throw .invalidKey("EC point not on the curve")
+        }
+        self.curve = curve
+        self.x962 = uncompressedPoint
+        self.key = EVPKey(owning: pkey)
     }
 
     /// Loads a DER `SubjectPublicKeyInfo` (RFC 5480) with a named P-256 or P-384 curve.
     /// - Throws: ``CryptoError/invalidKey(_:)`` if malformed, followed by extra bytes, not EC, or
     ///   on another curve.
     public init(spkiDER: [UInt8]) throws(CryptoError) {
+        // The usual shape (named curve, uncompressed point) takes the fast path.
+        for curve in ECCurve.allCases where spkiDER.count == curve.spkiPrefix.count + curve.pointLength
+            && spkiDER.starts(with: curve.spkiPrefix) && spkiDER[curve.spkiPrefix.count] == 0x04 {
+            try self.init(curve: curve, uncompressedPoint: Array(spkiDER[curve.spkiPrefix.count...]))
+            return
+        }
         let pkey: OpaquePointer? = spkiDER.withUnsafeBufferPointer { buffer in
             var cursor = buffer.baseAddress
             guard let pkey = d2i_PUBKEY(nil, &cursor, buffer.count) else { return nil }
