@@ -1,0 +1,73 @@
+/// The one error a client ever sees: DESIGN.md §2's table, in one place.
+///
+/// A client gets `{"error": "<code>"}` with the status below and never learns which check failed;
+/// the specific reason slug travels alongside for the log and metrics only.
+public enum APIErrorCode: String, Sendable, CaseIterable {
+    case badRequest = "bad_request"
+    case challengeInvalid = "challenge_invalid"
+    case attestationInvalid = "attestation_invalid"
+    case sessionInvalid = "session_invalid"
+    case forbidden
+    case notFound = "not_found"
+    case methodNotAllowed = "method_not_allowed"
+    case payloadTooLarge = "payload_too_large"
+    case rateLimited = "rate_limited"
+    case internalError = "internal_error"
+    case notImplemented = "not_implemented"
+    case upstreamError = "upstream_error"
+    case upstreamTimeout = "upstream_timeout"
+    case unavailable
+
+    /// The HTTP status code for this error (RFC 9110 §15).
+    public var status: Int {
+        switch self {
+        case .badRequest, .challengeInvalid: 400
+        case .attestationInvalid, .sessionInvalid: 401
+        case .forbidden: 403
+        case .notFound: 404
+        case .methodNotAllowed: 405
+        case .payloadTooLarge: 413
+        case .rateLimited: 429
+        case .internalError: 500
+        case .notImplemented: 501
+        case .upstreamError: 502
+        case .unavailable: 503
+        case .upstreamTimeout: 504
+        }
+    }
+
+    /// The response body, `{"error":"<code>"}`, as UTF-8 bytes.
+    public var body: [UInt8] { Array("{\"error\":\"\(rawValue)\"}".utf8) }
+}
+
+/// A refusal: the client-facing code, the reason slug for the log, and the extra response
+/// headers some codes carry (`Allow` with 405, `Retry-After` with 429/503).
+public struct APIError: Error, Sendable, CustomStringConvertible {
+    public let code: APIErrorCode
+    /// A stable slug naming the failed check (`challenge_spent`, `nonce_mismatch`, …). Log only.
+    public let reason: String
+    public let headers: [(String, String)]
+
+    public init(_ code: APIErrorCode, reason: String, headers: [(String, String)] = []) {
+        self.code = code
+        self.reason = reason
+        self.headers = headers
+    }
+
+    public var description: String { "\(code.rawValue) (\(reason))" }
+
+    /// 405 with the `Allow` field listing the route's methods (RFC 9110 §15.5.6).
+    public static func methodNotAllowed(allow: String) -> APIError {
+        APIError(.methodNotAllowed, reason: "method_not_allowed", headers: [("Allow", allow)])
+    }
+
+    /// 429 with `Retry-After` in whole seconds, at least 1 (RFC 9110 §10.2.3).
+    public static func rateLimited(reason: String, retryAfterSeconds: Int) -> APIError {
+        APIError(.rateLimited, reason: reason, headers: [("Retry-After", String(max(1, retryAfterSeconds)))])
+    }
+
+    /// 503 when the store cannot be reached, with a short `Retry-After`.
+    public static func unavailable(reason: String) -> APIError {
+        APIError(.unavailable, reason: reason, headers: [("Retry-After", "1")])
+    }
+}

@@ -1,0 +1,111 @@
+import Synchronization
+
+/// Counters, gauges and one latency histogram, rendered in the Prometheus text exposition
+/// format (version 0.0.4) on the admin listener's `/metrics`.
+///
+/// Label values are route names, provider names, status codes and reason slugs: a bounded set,
+/// never anything a client chose freely (an unknown provider is counted as `provider="-"`).
+public final class Metrics: Sendable {
+    /// Counter families: name → help text. Rendering walks this list so the output is stable.
+    static let counterFamilies: [(name: String, help: String)] = [
+        ("keyward_requests_total", "Requests answered, by route, provider and status."),
+        ("keyward_attestations_total", "App Attest attestations and Play Integrity verdicts, by platform and outcome (ok or reason slug)."),
+        ("keyward_assertions_total", "App Attest assertions (handshake and per-request), by outcome (ok or reason slug)."),
+        ("keyward_rate_limited_total", "Requests refused by a rate limit or budget, by limit."),
+        ("keyward_store_errors_total", "Store operations that failed, by operation."),
+        ("keyward_upstream_errors_total", "Upstream transfers that failed, by provider and reason."),
+    ]
+
+    /// Upper bounds of the upstream latency buckets, in seconds (time to response headers).
+    static let latencyBuckets: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+
+    private struct State: ~Copyable {
+        var counters: [String: [String: Int64]] = [:]
+        var latencyCounts: [String: [Int64]] = [:]
+        var latencySums: [String: Double] = [:]
+    }
+
+    private let state = Mutex(State())
+    private let openStreamCount = Atomic<Int>(0)
+
+    public init() {}
+
+    /// Adds one to counter `name` for the label set `labels` (pairs of label name and value).
+    public func increment(_ name: String, _ labels: KeyValuePairs<String, String>) {
+        let key = Metrics.labelText(labels)
+        state.withLock { state in state.counters[name, default: [:]][key, default: 0] += 1 }
+    }
+
+    /// The current value of a counter (tests and the demo read it).
+    public func value(_ name: String, _ labels: KeyValuePairs<String, String>) -> Int64 {
+        let key = Metrics.labelText(labels)
+        return state.withLock { $0.counters[name]?[key] ?? 0 }
+    }
+
+    /// Records the time an upstream took to send its response headers, in seconds.
+    public func observeUpstreamLatency(provider: String, seconds: Double) {
+        let key = Metrics.labelText(["provider": provider])
+        state.withLock { state in
+            var counts = state.latencyCounts[key] ?? Array(repeating: 0, count: Metrics.latencyBuckets.count + 1)
+            let bucket = Metrics.latencyBuckets.firstIndex(where: { seconds <= $0 }) ?? Metrics.latencyBuckets.count
+            counts[bucket] += 1
+            state.latencyCounts[key] = counts
+            state.latencySums[key, default: 0] += seconds
+        }
+    }
+
+    /// A proxied response stream opened (+1) or ended (−1).
+    public func streamOpened() { openStreamCount.add(1, ordering: .relaxed) }
+    public func streamClosed() { openStreamCount.subtract(1, ordering: .relaxed) }
+    public var openStreams: Int { openStreamCount.load(ordering: .relaxed) }
+
+    /// The whole exposition, `# HELP`/`# TYPE` lines included, ending in a newline.
+    public func render() -> String {
+        var out = ""
+        state.withLock { state in
+            for family in Metrics.counterFamilies {
+                out += "# HELP \(family.name) \(family.help)\n# TYPE \(family.name) counter\n"
+                for (labels, value) in (state.counters[family.name] ?? [:]).sorted(by: { $0.key < $1.key }) {
+                    out += "\(family.name)\(labels) \(value)\n"
+                }
+            }
+            let histogram = "keyward_upstream_header_seconds"
+            out += "# HELP \(histogram) Time from sending the upstream request to its response headers.\n"
+            out += "# TYPE \(histogram) histogram\n"
+            for (labels, counts) in state.latencyCounts.sorted(by: { $0.key < $1.key }) {
+                let inner = labels.dropFirst().dropLast()  // provider="x"
+                var cumulative: Int64 = 0
+                for (index, bound) in Metrics.latencyBuckets.enumerated() {
+                    cumulative += counts[index]
+                    out += "\(histogram)_bucket{\(inner),le=\"\(bound)\"} \(cumulative)\n"
+                }
+                cumulative += counts[Metrics.latencyBuckets.count]
+                out += "\(histogram)_bucket{\(inner),le=\"+Inf\"} \(cumulative)\n"
+                out += "\(histogram)_sum\(labels) \(state.latencySums[labels] ?? 0)\n"
+                out += "\(histogram)_count\(labels) \(cumulative)\n"
+            }
+        }
+        out += "# HELP keyward_open_streams Proxied responses currently streaming.\n# TYPE keyward_open_streams gauge\n"
+        out += "keyward_open_streams \(openStreams)\n"
+        return out
+    }
+
+    /// `{a="x",b="y"}` with values escaped per the exposition format (backslash, quote, newline).
+    static func labelText(_ labels: KeyValuePairs<String, String>) -> String {
+        var text = "{"
+        for (index, (name, value)) in labels.enumerated() {
+            if index > 0 { text += "," }
+            text += name + "=\""
+            for character in value {
+                switch character {
+                case "\\": text += "\\\\"
+                case "\"": text += "\\\""
+                case "\n": text += "\\n"
+                default: text.append(character)
+                }
+            }
+            text += "\""
+        }
+        return text + "}"
+    }
+}

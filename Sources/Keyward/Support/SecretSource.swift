@@ -1,0 +1,57 @@
+import Foundation
+
+/// Where secrets come from: never the TOML files (DESIGN.md §3).
+///
+/// A secret NAME is looked up, in order, as the environment variable `NAME`, the file named by the
+/// environment variable `NAME_FILE` (Kubernetes secrets, Docker secrets), and the file `NAME` in
+/// `$CREDENTIALS_DIRECTORY` (systemd `LoadCredential=`). A file's single trailing newline is
+/// dropped. Values are read at start-up and on reload, never per request.
+public struct SecretSource: Sendable {
+    /// The variables consulted; the process environment by default, a fixed table in tests.
+    public let environment: [String: String]
+
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.environment = environment
+    }
+
+    /// Why a secret could not be had. The description names the secret and where it was looked
+    /// for, never its value.
+    public struct Missing: Error, CustomStringConvertible, Sendable {
+        public let name: String
+        public let detail: String
+        /// True when the secret is configured nowhere; false when a configured file is unreadable or empty.
+        public let isAbsent: Bool
+        public var description: String { "secret \(name): \(detail)" }
+    }
+
+    /// The secret's value, or `Missing` naming the places tried (or the file that could not be read).
+    public func value(_ name: String) throws(Missing) -> String {
+        if let direct = environment[name], !direct.isEmpty { return direct }
+        if let path = environment[name + "_FILE"], !path.isEmpty { return try read(path, for: name) }
+        if let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty {
+            let path = directory + "/" + name
+            if FileManager.default.fileExists(atPath: path) { return try read(path, for: name) }
+        }
+        throw Missing(
+            name: name, detail: "not set (looked for $\(name), $\(name)_FILE and $CREDENTIALS_DIRECTORY/\(name))", isAbsent: true)
+    }
+
+    /// The secret's value, or nil when it is not configured anywhere (unreadable files still throw).
+    public func optionalValue(_ name: String) throws(Missing) -> String? {
+        do {
+            return try value(name)
+        } catch {
+            if error.isAbsent { return nil }
+            throw error
+        }
+    }
+
+    private func read(_ path: String, for name: String) throws(Missing) -> String {
+        guard let data = FileManager.default.contents(atPath: path), var text = String(data: data, encoding: .utf8) else {
+            throw Missing(name: name, detail: "cannot read \(path)", isAbsent: false)
+        }
+        if text.hasSuffix("\r\n") { text.removeLast(1) } else if text.hasSuffix("\n") { text.removeLast() }
+        guard !text.isEmpty else { throw Missing(name: name, detail: "\(path) is empty", isAbsent: false) }
+        return text
+    }
+}
