@@ -1,0 +1,47 @@
+import Foundation
+
+/// The JSON bodies of the handshake routes (DESIGN.md §2). Fields are strings on the wire;
+/// base64 fields accept either alphabet, padded or not.
+
+/// `POST /v1/attest/ios`: `key_id` (base64, 32 bytes), `attestation` (base64 CBOR),
+/// `challenge` (base64url, 32 bytes).
+struct IOSAttestBody: Decodable {
+    let key_id: String
+    let attestation: String
+    let challenge: String
+}
+
+/// `POST /v1/assert/ios`: `key_id` (base64, 32 bytes), `assertion` (base64 CBOR),
+/// `challenge` (base64url, 32 bytes).
+struct IOSAssertBody: Decodable {
+    let key_id: String
+    let assertion: String
+    let challenge: String
+}
+
+/// `POST /v1/attest/android`: `integrity_token` (compact JWS/JWE, ≤ 16 KiB), `challenge`
+/// (base64url, 32 bytes), `install_id` (lowercase UUID), `package_name` (optional unless several
+/// packages are configured).
+struct AndroidAttestBody: Decodable {
+    let integrity_token: String
+    let challenge: String
+    let install_id: String
+    let package_name: String?
+}
+
+enum HandshakeBody {
+    /// Decodes a JSON object body into `T`: malformed JSON, a non-object, missing fields or
+    /// fields of the wrong type are all `bad_request`, with the decoder's view in the reason slug.
+    static func decode<T: Decodable>(_ type: T.Type, from body: [UInt8]) throws(APIError) -> T {
+        guard !body.isEmpty else { throw APIError(.badRequest, reason: "body_missing") }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(body))
+        } catch DecodingError.keyNotFound {
+            throw APIError(.badRequest, reason: "json_field_missing")
+        } catch DecodingError.typeMismatch, DecodingError.valueNotFound {
+            throw APIError(.badRequest, reason: "json_field_type")
+        } catch {
+            throw APIError(.badRequest, reason: "json_malformed")
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import Synchronization
+
+/// Remembers, per device, that the store said "registered and not revoked" and when.
+///
+/// Proxied requests would otherwise read the store once each; with this, a device costs one read
+/// per `ttlMillis`, which is also how long a revocation can take to bite (issue 4: within 60 s).
+/// Bounded: when full, the table is cleared (the next requests simply ask the store again).
+final class DeviceStatusCache: Sendable {
+    private let ttlMillis: Int64
+    private let capacity: Int
+    private let checkedAt = Mutex<[String: Int64]>([:])
+
+    init(ttlMillis: Int64, capacity: Int) {
+        self.ttlMillis = ttlMillis
+        self.capacity = capacity
+    }
+
+    /// Whether `deviceID` was confirmed active less than `ttlMillis` before `nowMillis`.
+    func isFresh(_ deviceID: String, nowMillis: Int64) -> Bool {
+        checkedAt.withLock { table in
+            guard let at = table[deviceID] else { return false }
+            return nowMillis - at < ttlMillis && nowMillis >= at
+        }
+    }
+
+    /// Records that the store confirmed `deviceID` active at `nowMillis`.
+    func confirm(_ deviceID: String, nowMillis: Int64) {
+        checkedAt.withLock { table in
+            if table.count >= capacity { table.removeAll(keepingCapacity: true) }
+            table[deviceID] = nowMillis
+        }
+    }
+
+    /// Forgets `deviceID` (revoked here, or seen revoked).
+    func forget(_ deviceID: String) { _ = checkedAt.withLock { $0.removeValue(forKey: deviceID) } }
+}

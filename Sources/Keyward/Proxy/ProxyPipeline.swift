@@ -1,0 +1,158 @@
+import HTTPServer
+import KeywardCrypto
+import ProviderRegistry
+import Sessions
+import Store
+import Upstream
+
+/// `ANY /p/<provider>/<path>`: the proxy's phases, in DESIGN.md §1's order. Each phase is one
+/// function; the first to refuse throws and ends the request with its `APIError`.
+extension KeywardService {
+    func proxy(_ head: HTTPRequestHead, body: [UInt8], writer: ResponseWriter, context: RequestContext) {
+        do throws(APIError) {
+            let snapshot = providers.current
+            let provider = try routeProvider(head, snapshot: snapshot, context: context)
+            let claims = try authenticate(head, context: context)
+            let segments = try authorize(head, body: body, provider: provider, claims: claims)
+            guard let key = snapshot.key(for: provider) else {
+                throw APIError(.internalError, reason: "provider_key_missing")
+            }
+            let request = rewriteRequest(head, body: body, provider: provider, segments: segments, key: key)
+            let exchange = ProxyExchange(service: self, writer: writer, context: context, provider: provider, key: key)
+            exchange.begin(upstream.start(request, handler: exchange))
+        } catch {
+            respondError(writer, context, error)
+        }
+    }
+
+    // MARK: route
+
+    /// The provider named by the path. - Throws: `not_found` for an unknown one.
+    func routeProvider(_ head: HTTPRequestHead, snapshot: ProviderTable.Snapshot, context: RequestContext) throws(APIError) -> Provider {
+        guard let name = ProxyRoute.providerName(inPath: head.path),
+              let provider = snapshot.registry.provider(named: name)
+        else { throw APIError(.notFound, reason: "provider_unknown") }
+        context.update { $0.provider = provider.name }
+        return provider
+    }
+
+    // MARK: authenticate
+
+    /// The session of `Authorization: Bearer <token>` (RFC 6750 §2.1), its device registered and not
+    /// revoked (checked against the store at most every `revocationCheckSeconds`).
+    /// - Throws: `session_invalid`; `unavailable` when the store cannot answer.
+    func authenticate(_ head: HTTPRequestHead, context: RequestContext) throws(APIError) -> SessionClaims {
+        guard let authorization = head.header("authorization"), authorization.utf8.count > 7,
+              authorization.utf8.prefix(7).map({ $0 | 0x20 }) == Array("bearer ".utf8)
+        else { throw APIError(.sessionInvalid, reason: "session_missing") }
+        let token = String(authorization.dropFirst(7))
+        let claims: SessionClaims
+        do {
+            claims = try sessionVerifier.verify(token, now: time.nowSeconds())
+        } catch {
+            throw APIError(.sessionInvalid, reason: error.reason)
+        }
+        context.update {
+            $0.deviceID = claims.sub
+            $0.platform = claims.plat
+        }
+        let now = time.nowMillis()
+        if !deviceStatus.isFresh(claims.sub, nowMillis: now) {
+            let device: DeviceRecord?
+            do { device = try store.device(id: claims.sub) } catch { throw storeFailure("device_read") }
+            guard let device, !device.revoked else {
+                deviceStatus.forget(claims.sub)
+                throw APIError(.sessionInvalid, reason: device == nil ? "device_unknown" : "device_revoked")
+            }
+            deviceStatus.confirm(claims.sub, nowMillis: now)
+        }
+        return claims
+    }
+
+    // MARK: authorize
+
+    /// Canonical path, allowlist, body rules, the per-device rate limit and, where the provider
+    /// requires it, a fresh App Attest assertion over this very request.
+    /// - Returns: the canonical path segments (decoded) that matched the allowlist.
+    /// - Throws: `bad_request` (path not canonical, GET/HEAD with a body), `forbidden` (not allowlisted,
+    ///   assertion required of an Android session), `rate_limited`, `attestation_invalid`, `unavailable`.
+    func authorize(_ head: HTTPRequestHead, body: [UInt8], provider: Provider, claims: SessionClaims) throws(APIError) -> [String] {
+        guard let rest = ProxyRoute.split(head.path)?.rest else { throw APIError(.notFound, reason: "provider_unknown") }
+        let segments: [String]
+        do {
+            segments = try ProxyPath.canonicalSegments(rawPath: String(rest))
+        } catch {
+            throw APIError(.badRequest, reason: error.reason)
+        }
+        if (head.method == "GET" || head.method == "HEAD") && !body.isEmpty {
+            throw APIError(.badRequest, reason: "body_not_allowed")
+        }
+        guard provider.allows(method: head.method, segments: segments) else {
+            throw APIError(.forbidden, reason: "not_allowlisted")
+        }
+        try limitRate(provider: provider, deviceID: claims.sub)
+        if provider.requireAssertion {
+            try checkRequestAssertion(head, body: body, claims: claims)
+        }
+        return segments
+    }
+
+    /// The provider's per-device limits, exact over trailing windows, kept in the store so the
+    /// daily one survives restarts and is shared by every instance.
+    func limitRate(provider: Provider, deviceID: String) throws(APIError) {
+        var windows: [RateWindow] = []
+        if let perMinute = provider.rateLimit.perMinute { windows.append(RateWindow(limit: perMinute, seconds: 60)) }
+        if let perDay = provider.rateLimit.perDay { windows.append(RateWindow(limit: perDay, seconds: 86_400)) }
+        guard !windows.isEmpty else { return }
+        let decision: RateDecision
+        do {
+            decision = try store.consumeRate(key: "\(provider.name)|\(deviceID)", limits: windows, nowMillis: time.nowMillis())
+        } catch {
+            throw storeFailure("rate_consume")
+        }
+        if case .limited(let retryAfter) = decision {
+            metrics.increment("keyward_rate_limited_total", ["limit": "provider"])
+            throw .rateLimited(reason: "provider_rate_limited", retryAfterSeconds: retryAfter)
+        }
+    }
+
+    /// Per-request App Attest assertion (DESIGN.md §2): `X-Keyward-Assertion` (base64) over the
+    /// clientData `METHOD \n path?query \n b64url(SHA256(body)) \n timestamp`, the timestamp within
+    /// ±60 s of now, the counter moved by compare-and-set.
+    func checkRequestAssertion(_ head: HTTPRequestHead, body: [UInt8], claims: SessionClaims) throws(APIError) {
+        guard claims.plat == "ios" else { throw APIError(.forbidden, reason: "assertion_requires_ios") }
+        guard let verifier = assertionVerifier else { throw APIError(.forbidden, reason: "ios_not_configured") }
+        guard let assertionText = head.header("x-keyward-assertion"), assertionText.utf8.count <= KeywardService.maxAssertionText,
+              let assertion = Base64.decode(assertionText), !assertion.isEmpty
+        else { throw APIError(.attestationInvalid, reason: "assertion_header_missing") }
+        guard let timestampText = head.header("x-keyward-timestamp"), timestampText.utf8.count <= 12,
+              let timestamp = Int64(timestampText)
+        else { throw APIError(.attestationInvalid, reason: "assertion_timestamp_missing") }
+        guard abs(timestamp - time.nowSeconds()) <= settings.assertionTimestampSkewSeconds else {
+            throw APIError(.attestationInvalid, reason: "assertion_timestamp_skew")
+        }
+        let pathAndQuery = head.query.map { $0.isEmpty ? head.path : head.path + "?" + $0 } ?? head.path
+        let clientData = AssertionClientData.bytes(
+            method: head.method, rawPathAndQuery: pathAndQuery, bodySHA256Base64URL: Base64.encodeURL(SHA256.hash(body)),
+            timestamp: timestampText)
+        let device = try registeredDevice(claims.sub, platform: "ios")
+        try verifyAssertion(
+            assertion, device: device, clientDataHash: SHA256.hash(clientData), verifier: verifier, outcomeLabel: "request")
+    }
+
+    // MARK: rewrite request
+
+    /// The upstream request: the provider's origin and prefix, the canonical path that matched, the
+    /// client's query less any copy of a query key, the client's headers less credentials, cookies,
+    /// forwarding and hop-by-hop fields, then `Host` and the injected key.
+    func rewriteRequest(_ head: HTTPRequestHead, body: [UInt8], provider: Provider, segments: [String], key: String) -> UpstreamRequest {
+        var url = provider.upstreamURL(segments: segments)
+        if let query = RequestRewrite.upstreamQuery(head.query, provider: provider, key: key), !query.isEmpty {
+            url += "?" + query
+        }
+        let headers = RequestRewrite.upstreamHeaders(client: head.headers, provider: provider, key: key)
+        return UpstreamRequest(
+            url: url, method: head.method, headers: headers, body: body,
+            connectTimeoutMs: provider.connectTimeoutMs, idleTimeoutMs: provider.idleTimeoutMs)
+    }
+}

@@ -1,0 +1,34 @@
+import HTTPServer
+
+/// The admin listener (127.0.0.1:9090 by default): `/metrics` (Prometheus text format 0.0.4),
+/// `/healthz`, `/readyz`. Kept off the public listener so metrics never face the internet.
+public struct AdminRoutes: Sendable {
+    let service: KeywardService
+
+    public init(service: KeywardService) { self.service = service }
+
+    public func handle(_ head: HTTPRequestHead, body: [UInt8], writer: ResponseWriter) {
+        guard head.method == "GET" || head.method == "HEAD" else {
+            writer.respond(status: 405, headers: [("Allow", "GET, HEAD"), ("Content-Type", "application/json")],
+                           body: APIErrorCode.methodNotAllowed.body)
+            return
+        }
+        switch head.path {
+        case "/metrics":
+            writer.respond(
+                status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
+                body: Array(service.metrics.render().utf8))
+        case "/healthz":
+            writer.respond(status: 200, headers: [("Content-Type", "application/json")], body: Array("{\"status\":\"ok\"}".utf8))
+        case "/readyz":
+            do throws(APIError) {
+                try service.checkReady()
+                writer.respond(status: 200, headers: [("Content-Type", "application/json")], body: Array("{\"status\":\"ready\"}".utf8))
+            } catch {
+                writer.respond(status: error.code.status, headers: [("Content-Type", "application/json")] + error.headers, body: error.code.body)
+            }
+        default:
+            writer.respond(status: 404, headers: [("Content-Type", "application/json")], body: APIErrorCode.notFound.body)
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import HTTPServer
+
+/// The running process: the public listener, the admin listener, and signal handling.
+///
+/// SIGHUP reloads `providers.toml` and the provider secrets through `reloadProviders`; a registry
+/// that fails validation is logged with its errors and the one in force stays. SIGTERM and SIGINT
+/// stop both listeners.
+public final class KeywardServer: Sendable {
+    public let service: KeywardService
+    let publicServer: HTTPServer
+    let adminServer: HTTPServer?
+    let reloadProviders: (@Sendable () throws -> ProviderTable.Snapshot)?
+
+    /// - Parameters:
+    ///   - publicListener: where apps connect (handshake and proxy routes).
+    ///   - adminListener: `/metrics`, `/healthz`, `/readyz`; nil for none.
+    ///   - reloadProviders: loads and validates the provider registry again (SIGHUP).
+    public init(
+        service: KeywardService,
+        publicListener: HTTPServerConfiguration,
+        adminListener: HTTPServerConfiguration?,
+        reloadProviders: (@Sendable () throws -> ProviderTable.Snapshot)? = nil
+    ) {
+        self.service = service
+        self.reloadProviders = reloadProviders
+        publicServer = HTTPServer(
+            configuration: publicListener,
+            bodyLimit: { head in service.bodyLimit(for: head) },
+            handler: { head, body, writer in service.handle(head, body: body, writer: writer) })
+        if let adminListener {
+            let admin = AdminRoutes(service: service)
+            adminServer = HTTPServer(
+                configuration: adminListener,
+                bodyLimit: { _ in 0 },
+                handler: { head, body, writer in admin.handle(head, body: body, writer: writer) })
+        } else {
+            adminServer = nil
+        }
+    }
+
+    /// Starts both listeners. - Throws: the server's error when a port cannot be bound.
+    public func start() throws {
+        try publicServer.start()
+        do { try adminServer?.start() } catch {
+            publicServer.stop()
+            throw error
+        }
+    }
+
+    /// The public listener's bound port (useful when configured as 0).
+    public var port: UInt16 { publicServer.port }
+    /// The admin listener's bound port, if any.
+    public var adminPort: UInt16? { adminServer?.port }
+
+    /// Stops both listeners.
+    public func stop() {
+        adminServer?.stop()
+        publicServer.stop()
+    }
+
+    /// Reloads the provider registry now (what SIGHUP does). Returns whether the new one took effect.
+    @discardableResult
+    public func reload() -> Bool {
+        guard let reloadProviders else { return false }
+        do {
+            let next = try reloadProviders()
+            service.providers.replace(with: next)
+            service.logger.info("providers_reloaded", "\(next.registry.providers.count) providers in force")
+            return true
+        } catch {
+            service.logger.info("providers_reload_refused", "kept the registry in force: \(error)")
+            return false
+        }
+    }
+
+    /// Blocks until SIGTERM or SIGINT, reloading on SIGHUP meanwhile; then stops the listeners.
+    public func runUntilTerminated() {
+        for signalNumber in [SIGHUP, SIGTERM, SIGINT] { signal(signalNumber, SIG_IGN) }
+        let queue = DispatchQueue(label: "keyward.signals")
+        let done = DispatchSemaphore(value: 0)
+        let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: queue)
+        hangup.setEventHandler { [self] in _ = reload() }
+        hangup.resume()
+        var terminations: [DispatchSourceSignal] = []
+        for signalNumber in [SIGTERM, SIGINT] {
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
+            source.setEventHandler { done.signal() }
+            source.resume()
+            terminations.append(source)
+        }
+        done.wait()
+        service.logger.info("stopping", "signal received")
+        stop()
+        withExtendedLifetime((hangup, terminations)) {}
+    }
+}

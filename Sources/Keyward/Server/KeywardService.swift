@@ -1,0 +1,212 @@
+import AppAttest
+import Foundation
+import HTTPServer
+import KeywardCrypto
+import Sessions
+import Store
+import Upstream
+
+/// The application: every request on the public listener passes through here.
+///
+/// Phases, in order (DESIGN.md §1): route → authenticate → authorize (allowlist, limits) →
+/// rewrite request → upstream → rewrite response headers → stream body → log. A phase that
+/// refuses throws one `APIError`; nothing later runs, and `finish` logs and counts every outcome
+/// in one place.
+public final class KeywardService: Sendable {
+    let settings: ServiceSettings
+    let store: any Store
+    let time: any TimeSource
+    let logger: Logger
+    let metrics: Metrics
+    let sessionIssuer: SessionIssuer
+    let sessionVerifier: SessionVerifier
+    let attestationVerifier: AttestationVerifier?
+    let assertionVerifier: AssertionVerifier?
+    let clientLimiter: ClientRateLimiter
+    let providers: ProviderTable
+    let upstream: UpstreamClient
+    let deviceStatus: DeviceStatusCache
+    let requestIDs = RequestIDGenerator(seed: UInt64.random(in: 0...UInt64.max))
+    let android: AndroidHandshake?
+
+    /// Builds the service.
+    /// - Parameters:
+    ///   - appleRoot: the App Attest trust anchor. Production code never passes it (Apple's pinned
+    ///     root is the default); only tests and the demo hand in a test anchor.
+    ///   - android: the Play Integrity handshake, nil when Android is not configured (501).
+    public init(
+        settings: ServiceSettings,
+        store: any Store,
+        sessionKeys: SessionKeySet,
+        providers: ProviderTable,
+        upstream: UpstreamClient,
+        time: any TimeSource,
+        logger: Logger,
+        metrics: Metrics,
+        android: AndroidHandshake? = nil,
+        appleRoot: X509Certificate = AppleAppAttestationRoot.certificate
+    ) {
+        self.settings = settings
+        self.store = store
+        self.time = time
+        self.logger = logger
+        self.metrics = metrics
+        self.providers = providers
+        self.upstream = upstream
+        self.android = android
+        sessionIssuer = SessionIssuer(keys: sessionKeys, issuer: settings.issuer, ttlSeconds: settings.sessionTTLSeconds)
+        sessionVerifier = SessionVerifier(
+            keys: sessionKeys, issuer: settings.issuer, maxTTLSeconds: settings.sessionTTLSeconds,
+            leewaySeconds: 60, cacheCapacity: 100_000)
+        if let apple = settings.apple {
+            attestationVerifier = AttestationVerifier(
+                teamID: apple.teamID, bundleIDs: apple.bundleIDs, environment: apple.environment, trustedRoot: appleRoot)
+            assertionVerifier = AssertionVerifier(teamID: apple.teamID, bundleIDs: apple.bundleIDs)
+        } else {
+            attestationVerifier = nil
+            assertionVerifier = nil
+        }
+        clientLimiter = ClientRateLimiter(ratePerSecond: settings.handshakeRatePerSecond, burst: settings.handshakeBurst)
+        deviceStatus = DeviceStatusCache(ttlMillis: settings.revocationCheckSeconds * 1000, capacity: 100_000)
+    }
+
+    // MARK: - Route
+
+    /// The largest body the server may read for a request, decided from its head (bytes): the
+    /// provider's `max_body_bytes` on the proxy, 64 KiB elsewhere. Over it → 413 unread.
+    public func bodyLimit(for head: HTTPRequestHead) -> Int {
+        if head.path.hasPrefix("/p/"), let name = ProxyRoute.providerName(inPath: head.path),
+           let provider = providers.current.registry.provider(named: name) {
+            return provider.maxBodyBytes
+        }
+        return settings.handshakeBodyLimit
+    }
+
+    /// Answers one request from the public listener. May return before the response is complete
+    /// (proxied streams finish on the upstream thread).
+    public func handle(_ head: HTTPRequestHead, body: [UInt8], writer: ResponseWriter) {
+        let context = RequestContext(id: requestIDs.next(), startMillis: time.nowMillis(), method: head.method)
+        let path = head.path
+        if path.hasPrefix("/p/") {
+            context.update { $0.route = "proxy" }
+            proxy(head, body: body, writer: writer, context: context)
+            return
+        }
+        do throws(APIError) {
+            switch path {
+            case "/v1/challenge":
+                context.update { $0.route = "challenge" }
+                try requireMethod(head, "POST")
+                try limitClient(head)
+                respondJSON(writer, context, status: 200, try issueChallenge())
+            case "/v1/attest/ios":
+                context.update { $0.route = "attest_ios" }
+                try requireMethod(head, "POST")
+                try limitClient(head)
+                respondJSON(writer, context, status: 200, try attestIOS(body: body, context: context))
+            case "/v1/assert/ios":
+                context.update { $0.route = "assert_ios" }
+                try requireMethod(head, "POST")
+                try limitClient(head)
+                respondJSON(writer, context, status: 200, try assertIOS(body: body, context: context))
+            case "/v1/attest/android":
+                context.update { $0.route = "attest_android" }
+                try requireMethod(head, "POST")
+                try limitClient(head)
+                guard let android else { throw APIError(.notImplemented, reason: "android_not_configured") }
+                // Standard mode calls Google: run it off the server's threads; the connection
+                // stays suspended until the writer answers.
+                DispatchQueue.global().async {
+                    do throws(APIError) {
+                        let session = try android.attest(body: body, service: self, context: context)
+                        self.respondJSON(writer, context, status: 200, session)
+                    } catch {
+                        self.respondError(writer, context, error)
+                    }
+                }
+            case "/healthz":
+                context.update { $0.route = "healthz" }
+                try requireMethod(head, "GET", "HEAD")
+                respondJSON(writer, context, status: 200, "{\"status\":\"ok\"}")
+            case "/readyz":
+                context.update { $0.route = "readyz" }
+                try requireMethod(head, "GET", "HEAD")
+                try checkReady()
+                respondJSON(writer, context, status: 200, "{\"status\":\"ready\"}")
+            default:
+                throw APIError(.notFound, reason: "route_unknown")
+            }
+        } catch {
+            respondError(writer, context, error)
+        }
+    }
+
+    /// 405 with `Allow` unless the method is one of `allowed`.
+    func requireMethod(_ head: HTTPRequestHead, _ allowed: String...) throws(APIError) {
+        guard allowed.contains(head.method) else {
+            throw .methodNotAllowed(allow: allowed.joined(separator: ", "))
+        }
+    }
+
+    /// The per-client-IP token bucket of the handshake routes.
+    func limitClient(_ head: HTTPRequestHead) throws(APIError) {
+        if let retryAfter = clientLimiter.acquire(address: head.remoteAddress, nowMillis: time.nowMillis()) {
+            metrics.increment("keyward_rate_limited_total", ["limit": "handshake_ip"])
+            throw .rateLimited(reason: "client_ip_limited", retryAfterSeconds: retryAfter)
+        }
+    }
+
+    /// `/readyz`: the store answers.
+    func checkReady() throws(APIError) {
+        do { try store.ping() } catch {
+            metrics.increment("keyward_store_errors_total", ["operation": "ping"])
+            throw .unavailable(reason: "store_unreachable")
+        }
+    }
+
+    /// Maps a store failure to 503 and counts it.
+    func storeFailure(_ operation: String) -> APIError {
+        metrics.increment("keyward_store_errors_total", ["operation": operation])
+        return .unavailable(reason: "store_\(operation)_failed")
+    }
+
+    // MARK: - Respond and log
+
+    func respondJSON(_ writer: ResponseWriter, _ context: RequestContext, status: Int, _ json: String) {
+        guard context.markFinished(status: status) else { return }
+        writer.respond(
+            status: status,
+            headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store"), ("X-Request-Id", context.id)],
+            body: Array(json.utf8))
+        log(context)
+    }
+
+    func respondError(_ writer: ResponseWriter, _ context: RequestContext, _ error: APIError) {
+        context.update { $0.reason = error.reason }
+        guard context.markFinished(status: error.code.status) else { return }
+        var headers: [(String, String)] = [("Content-Type", "application/json"), ("Cache-Control", "no-store"), ("X-Request-Id", context.id)]
+        headers.append(contentsOf: error.headers)
+        writer.respond(status: error.code.status, headers: headers, body: error.code.body)
+        log(context)
+    }
+
+    /// The log phase: one JSON line and the request counter, for every outcome.
+    func log(_ context: RequestContext) {
+        let fields = context.snapshot
+        var line = logger.line("request")
+        line.add("request_id", context.id)
+        line.add("method", context.method)
+        line.add("route", fields.route)
+        line.addIfPresent("provider", fields.provider)
+        line.addIfPresent("device", fields.deviceID)
+        line.addIfPresent("platform", fields.platform)
+        line.add("status", fields.status)
+        line.addIfPresent("reason", fields.reason)
+        if fields.bytesOut > 0 { line.add("bytes_out", fields.bytesOut) }
+        line.add("duration_ms", time.nowMillis() - context.startMillis)
+        logger.emit(line)
+        metrics.increment(
+            "keyward_requests_total",
+            ["route": fields.route, "provider": fields.provider ?? "-", "status": String(fields.status)])
+    }
+}

@@ -1,0 +1,40 @@
+import AppAttest
+
+/// The resolved settings the running service needs: what `keyward.toml` says after validation,
+/// or what the demo and tests set directly. Times are seconds.
+public struct ServiceSettings: Sendable {
+    /// App Attest: the one App ID family and environment accepted. Nil = iOS disabled (501).
+    public struct Apple: Sendable {
+        public var teamID: String
+        public var bundleIDs: [String]
+        public var environment: AppAttestEnvironment
+
+        public init(teamID: String, bundleIDs: [String], environment: AppAttestEnvironment) {
+            self.teamID = teamID
+            self.bundleIDs = bundleIDs
+            self.environment = environment
+        }
+    }
+
+    public var apple: Apple?
+    /// `iss` of every session (RFC 7519 §4.1.1).
+    public var issuer: String = "keyward"
+    /// Session lifetime, 60–86400 s.
+    public var sessionTTLSeconds: Int64 = 3600
+    /// Challenge lifetime, 10–600 s.
+    public var challengeTTLSeconds: Int64 = 120
+    /// Per-client-IP token bucket on the handshake routes: tokens per second and burst.
+    public var handshakeRatePerSecond: Double = 10
+    public var handshakeBurst: Int = 20
+    /// Largest handshake body, bytes (DESIGN.md §2: 64 KiB).
+    public var handshakeBodyLimit: Int = 64 * 1024
+    /// How long a device's "not revoked" answer is trusted before the store is asked again, seconds.
+    /// Bounds how long a revoked device's live session keeps working (issue 4: within 60 s).
+    public var revocationCheckSeconds: Int64 = 30
+    /// Per-request assertion timestamps must be within this many seconds of now (DESIGN.md §2).
+    public var assertionTimestampSkewSeconds: Int64 = 60
+
+    public init(apple: Apple? = nil) {
+        self.apple = apple
+    }
+}
