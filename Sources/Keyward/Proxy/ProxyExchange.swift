@@ -68,10 +68,10 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
             state.bytesOut += Int64(chunk.count)
             return state.stream
         }) else { return true }
-        return stream.write(Array(chunk))
+        return stream.write(chunk)
     }
 
-    func upstreamComplete(_ error: UpstreamError?) {
+    func upstreamComplete(_ error: UpstreamError?, afterHead: Bool) {
         let (stream, bytesOut) = state.withLock { ($0.stream, $0.bytesOut) }
         guard let stream else {
             // Nothing was sent yet: the client gets one API error.
@@ -79,7 +79,7 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
             switch error {
             case .timeout?: apiError = APIError(.upstreamTimeout, reason: "upstream_timeout")
             case .cancelled?: apiError = APIError(.upstreamError, reason: "client_gone")
-            case let other?: apiError = APIError(.upstreamError, reason: "upstream_\(other.reason)")
+            case let other?: apiError = APIError(.upstreamError, reason: other.reason)
             case nil: apiError = APIError(.upstreamError, reason: "upstream_no_response")
             }
             service.metrics.increment("keyward_upstream_errors_total", ["provider": provider.name, "reason": apiError.reason])
@@ -88,7 +88,7 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
         }
         context.update {
             $0.bytesOut = bytesOut
-            if let error { $0.reason = "stream_cut_\(error.reason)" }
+            if let error { $0.reason = "stream_cut_" + error.reason }
         }
         if let error {
             service.metrics.increment("keyward_upstream_errors_total", ["provider": provider.name, "reason": error.reason])

@@ -84,7 +84,7 @@ extension KeywardService {
         } catch {
             throw APIError(.badRequest, reason: error.reason)
         }
-        if (head.method == "GET" || head.method == "HEAD") && !body.isEmpty {
+        if (head.method == "GET" || head.method == "HEAD") && (head.hasBody || !body.isEmpty) {
             throw APIError(.badRequest, reason: "body_not_allowed")
         }
         guard provider.allows(method: head.method, segments: segments) else {
@@ -101,8 +101,8 @@ extension KeywardService {
     /// daily one survives restarts and is shared by every instance.
     func limitRate(provider: Provider, deviceID: String) throws(APIError) {
         var windows: [RateWindow] = []
-        if let perMinute = provider.rateLimit.perMinute { windows.append(RateWindow(limit: perMinute, seconds: 60)) }
-        if let perDay = provider.rateLimit.perDay { windows.append(RateWindow(limit: perDay, seconds: 86_400)) }
+        if let perMinute = provider.rateLimit.perMinute { windows.append(RateWindow(limit: perMinute, durationMillis: 60_000)) }
+        if let perDay = provider.rateLimit.perDay { windows.append(RateWindow(limit: perDay, durationMillis: 86_400_000)) }
         guard !windows.isEmpty else { return }
         let decision: RateDecision
         do {

@@ -23,6 +23,10 @@ public struct ServiceSettings: Sendable {
     public var sessionTTLSeconds: Int64 = 3600
     /// Challenge lifetime, 10–600 s.
     public var challengeTTLSeconds: Int64 = 120
+    /// Challenge length, bytes. Keyward issues 32; a challenge of any other length is refused
+    /// before the store is touched. Not in keyward.toml: only replays of captured device data,
+    /// whose challenges were chosen by other servers, set it.
+    public var challengeLength: Int = 32
     /// Per-client-IP token bucket on the handshake routes: tokens per second and burst.
     public var handshakeRatePerSecond: Double = 10
     public var handshakeBurst: Int = 20

@@ -1,0 +1,105 @@
+import AppAttest
+import DeviceSimulator
+import Foundation
+import HTTPServer
+import KeywardCrypto
+import ProviderRegistry
+import Sessions
+import Store
+import Upstream
+
+/// A whole Keyward on loopback — SQLite store in a temporary folder, a generated session key, a
+/// test App Attest trust anchor — for the demo, the end-to-end tests and benchmarks.
+///
+/// This is the only place a test anchor is handed to the service; `keyward serve` cannot do it,
+/// whatever its configuration says.
+public final class LocalDeployment: Sendable {
+    public static let teamID = "DEMOTEAM01"
+    public static let bundleID = "dev.keyward.demo"
+
+    public let directory: String
+    public let store: any Store
+    public let anchor: TestTrustAnchor
+    public let server: KeywardServer
+    public let logSink: MemoryLogSink
+    public let time: any TimeSource
+    public let sessionKey: ECPrivateKey
+    public let upstream: UpstreamClient
+
+    /// - Parameters:
+    ///   - providersTOML: the text of `providers.toml` (written into the deployment's folder).
+    ///   - secrets: secret name → value, as the environment would carry them.
+    ///   - settings: adjusts the service settings (Apple is preset to the demo App ID, development).
+    ///   - time: the service's clock (tests pin it).
+    ///   - store: a store URL; a fresh SQLite file in the deployment's folder when nil.
+    ///   - trustAppleRoot: verify against Apple's real root instead of the test anchor (replaying
+    ///     attestations captured from real devices).
+    public init(
+        providersTOML: String,
+        secrets: [String: String],
+        settings adjust: (inout ServiceSettings) -> Void = { _ in },
+        time: any TimeSource = SystemTimeSource(),
+        store storeURL: String? = nil,
+        trustAppleRoot: Bool = false
+    ) throws {
+        directory = FileManager.default.temporaryDirectory.path + "/keyward-" + Hex.encode(SecureRandom.bytes(6))
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let providersPath = directory + "/providers.toml"
+        try providersTOML.write(toFile: providersPath, atomically: true, encoding: .utf8)
+
+        self.time = time
+        let store = try openStore(url: storeURL ?? "sqlite://\(directory)/keyward.db")
+        try store.migrate()
+        self.store = store
+        let nowSeconds = time.nowSeconds()
+        anchor = try TestTrustAnchor.generate(validFrom: nowSeconds - 86_400, validUntil: nowSeconds + 365 * 86_400)
+        sessionKey = try ECPrivateKey.generate(.p256)
+        let keys = try SessionKeySet(active: (kid: SessionKeyID.derive(sessionKey.publicKey), key: sessionKey), verifyOnly: [])
+
+        let secretSource = SecretSource(environment: secrets)
+        let registry = try ProviderRegistry.load(path: providersPath)
+        let table = ProviderTable(try ProviderTable.resolve(registry, secrets: secretSource))
+
+        var serviceSettings = ServiceSettings(
+            apple: .init(teamID: LocalDeployment.teamID, bundleIDs: [LocalDeployment.bundleID], environment: .development))
+        adjust(&serviceSettings)
+        logSink = MemoryLogSink()
+        let upstream = UpstreamClient()
+        self.upstream = upstream
+        let service = KeywardService(
+            settings: serviceSettings, store: store, sessionKeys: keys, providers: table, upstream: upstream, time: time,
+            logger: Logger(sink: logSink, time: time), metrics: Metrics(), appleRoot: trustAppleRoot ? AppleAppAttestationRoot.certificate : anchor.root)
+        server = KeywardServer(
+            service: service,
+            publicListener: HTTPServerConfiguration(host: "127.0.0.1", port: 0),
+            adminListener: HTTPServerConfiguration(host: "127.0.0.1", port: 0),
+            reloadProviders: {
+                let registry = try ProviderRegistry.load(path: providersPath)
+                return try ProviderTable.resolve(registry, secrets: secretSource)
+            })
+        try server.start()
+    }
+
+    /// `http://127.0.0.1:<port>` of the public listener.
+    public var baseURL: String { "http://127.0.0.1:\(server.port)" }
+    /// `http://127.0.0.1:<port>` of the admin listener.
+    public var adminURL: String { "http://127.0.0.1:\(server.adminPort ?? 0)" }
+    public var service: KeywardService { server.service }
+
+    /// A new simulated iPhone whose App Attest key chains to this deployment's test anchor.
+    public func makeDevice() throws -> SimulatedAppleDevice {
+        try SimulatedAppleDevice(anchor: anchor, teamID: LocalDeployment.teamID, bundleID: LocalDeployment.bundleID, environment: .development)
+    }
+
+    /// Rewrites `providers.toml` (then call `server.reload()`, as SIGHUP would).
+    public func writeProviders(_ text: String) throws {
+        try text.write(toFile: directory + "/providers.toml", atomically: true, encoding: .utf8)
+    }
+
+    /// Stops the listeners and the upstream client, and removes the folder.
+    public func shutdown() {
+        server.stop()
+        upstream.shutdown()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import HTTPServer
+import Synchronization
+
+/// An upstream that answers every request with a redirect to `location`.
+final class RedirectingProvider: Sendable {
+    let server: HTTPServer
+
+    init(location: String) {
+        server = HTTPServer(
+            configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 1),
+            bodyLimit: { _ in 1024 },
+            handler: { _, _, writer in
+                writer.respond(status: 302, headers: [("Location", location), ("Content-Type", "text/plain")], body: Array("moved".utf8))
+            })
+    }
+
+    func start() throws { try server.start() }
+    func stop() { server.stop() }
+    var port: UInt16 { server.port }
+}
+
+/// An upstream that streams `totalBytes` of filler as fast as the reader takes it, honouring
+/// back-pressure, and records when its client (the proxy) goes away.
+final class FirehoseProvider: Sendable {
+    struct State {
+        var sent = 0
+        var closedAt: DispatchTime?
+        var finished = false
+    }
+
+    let server: HTTPServer
+    let state = Mutex(State())
+    let totalBytes: Int
+
+    init(totalBytes: Int, chunkBytes: Int = 64 * 1024) {
+        self.totalBytes = totalBytes
+        let state = self.state
+        let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: chunkBytes)
+        server = HTTPServer(
+            configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2),
+            bodyLimit: { _ in 1024 },
+            handler: { _, _, writer in
+                let stream = writer.startStream(status: 200, headers: [("Content-Type", "application/octet-stream")])
+                let pump: @Sendable () -> Void = {
+                    while true {
+                        let (sent, done) = state.withLock { ($0.sent, $0.closedAt != nil || $0.finished) }
+                        if done { return }
+                        if sent >= totalBytes {
+                            state.withLock { $0.finished = true }
+                            stream.finish()
+                            return
+                        }
+                        let piece = min(chunk.count, totalBytes - sent)
+                        state.withLock { $0.sent += piece }
+                        if !stream.write(Array(chunk[0..<piece])) { return }  // resumed by onWritable
+                    }
+                }
+                stream.onWritable = { DispatchQueue.global().async(execute: pump) }
+                stream.onClose = { state.withLock { $0.closedAt = DispatchTime.now() } }
+                DispatchQueue.global().async(execute: pump)
+            })
+    }
+
+    func start() throws { try server.start() }
+    func stop() { server.stop() }
+    var port: UInt16 { server.port }
+}
+
+/// Resident set size of this process, bytes (Linux /proc/self/statm).
+func residentBytes() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    let fields = text.split(separator: " ")
+    guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
