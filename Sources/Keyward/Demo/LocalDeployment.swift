@@ -54,7 +54,7 @@ public final class LocalDeployment: Sendable {
         let nowSeconds = time.nowSeconds()
         anchor = try TestTrustAnchor.generate(validFrom: nowSeconds - 86_400, validUntil: nowSeconds + 365 * 86_400)
         sessionKey = try ECPrivateKey.generate(.p256)
-        let keys = try SessionKeySet(active: (kid: SessionKeyID.derive(sessionKey.publicKey), key: sessionKey), verifyOnly: [])
+        let keys = try SessionKeySet(active: (kid: SessionKeySet.thumbprintKID(for: sessionKey.publicKey), key: sessionKey), verifyOnly: [])
 
         let secretSource = SecretSource(environment: secrets)
         let registry = try ProviderRegistry.load(path: providersPath)

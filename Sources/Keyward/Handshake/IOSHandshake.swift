@@ -1,5 +1,6 @@
 import AppAttest
 import KeywardCrypto
+import Sessions
 import Store
 
 /// The iOS handshake: App Attest attestation registers a key, an assertion proves it again.
@@ -53,7 +54,7 @@ extension KeywardService {
                 throw APIError(.attestationInvalid, reason: "device_key_conflict")
             }
         }
-        return try grantSession(deviceID: deviceID, platform: "ios", context: context)
+        return try grantSession(deviceID: deviceID, platform: .ios, context: context)
     }
 
     /// `POST /v1/assert/ios`: verify an assertion by a registered key over SHA-256(challenge),
@@ -77,7 +78,7 @@ extension KeywardService {
         let device = try registeredDevice(deviceID, platform: "ios")
         try verifyAssertion(
             assertion, device: device, clientDataHash: SHA256.hash(challenge), verifier: verifier, outcomeLabel: "handshake")
-        return try grantSession(deviceID: deviceID, platform: "ios", context: context)
+        return try grantSession(deviceID: deviceID, platform: .ios, context: context)
     }
 
     /// The registered, unrevoked device `deviceID` of `platform`.

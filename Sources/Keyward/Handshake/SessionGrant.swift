@@ -3,7 +3,7 @@ import Sessions
 extension KeywardService {
     /// Signs a session for `deviceID` and renders `{"token": "<JWT>", "expires_at": <unix seconds>}`
     /// (DESIGN.md §2). The token itself never reaches a log.
-    func grantSession(deviceID: String, platform: String, context: RequestContext) throws(APIError) -> String {
+    func grantSession(deviceID: String, platform: SessionPlatform, context: RequestContext) throws(APIError) -> String {
         let session: (token: String, expiresAt: Int64)
         do {
             session = try sessionIssuer.issue(deviceID: deviceID, platform: platform, now: time.nowSeconds())
@@ -12,7 +12,7 @@ extension KeywardService {
         }
         context.update {
             $0.deviceID = deviceID
-            $0.platform = platform
+            $0.platform = platform.rawValue
         }
         return "{\"token\":\"\(session.token)\",\"expires_at\":\(session.expiresAt)}"
     }

@@ -10,11 +10,11 @@ public final class ProviderTable: Sendable {
     /// A validated registry with every provider's secret resolved.
     public struct Snapshot: Sendable {
         public let registry: ProviderRegistry
-        /// Provider name → its API key. Never logged.
-        let keys: [String: String]
+        /// Provider name → its key, prepared for injection. Never logged.
+        let credentials: [String: ProviderCredential]
 
-        /// The key of `provider`; present for every provider of `registry` by construction.
-        func key(for provider: Provider) -> String? { keys[provider.name] }
+        /// The credential of `provider`; present for every provider of `registry` by construction.
+        func credential(for provider: Provider) -> ProviderCredential? { credentials[provider.name] }
     }
 
     private let snapshot: Mutex<Snapshot>
@@ -27,25 +27,24 @@ public final class ProviderTable: Sendable {
     /// Replaces the registry in force.
     public func replace(with next: Snapshot) { snapshot.withLock { $0 = next } }
 
-    /// Resolves every provider's secret through `secrets` and validates each key (no CR, LF or NUL:
-    /// a key is pasted into a header). Errors name the provider and secret, never the value.
+    /// Resolves every provider's secret through `secrets` and prepares it for injection (no control
+    /// characters: a key is pasted into a header). Errors name the provider and secret, never the value.
     public static func resolve(_ registry: ProviderRegistry, secrets: SecretSource) throws(ProviderTableError) -> Snapshot {
-        var keys: [String: String] = [:]
+        var credentials: [String: ProviderCredential] = [:]
         var problems: [String] = []
-        for provider in registry.providers {
+        for name in registry.names {
+            guard let provider = registry.provider(named: name) else { continue }
             do {
                 let key = try secrets.value(provider.secretName)
-                if key.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
-                    problems.append("provider \(provider.name): secret \(provider.secretName) contains CR, LF or NUL")
-                } else {
-                    keys[provider.name] = key
-                }
+                credentials[name] = try ProviderCredential(provider: provider, secretValue: key)
+            } catch let missing as SecretSource.Missing {
+                problems.append("provider \(name): \(missing.description)")
             } catch {
-                problems.append("provider \(provider.name): \(error.description)")
+                problems.append("provider \(name): secret \(provider.secretName): \(error)")
             }
         }
         guard problems.isEmpty else { throw ProviderTableError(problems: problems) }
-        return Snapshot(registry: registry, keys: keys)
+        return Snapshot(registry: registry, credentials: credentials)
     }
 }
 

@@ -25,16 +25,16 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
     private let writer: ResponseWriter
     private let context: RequestContext
     private let provider: Provider
-    private let key: String
+    private let credential: ProviderCredential
     private let sentAtMillis: Int64
     private let state = Mutex(State())
 
-    init(service: KeywardService, writer: ResponseWriter, context: RequestContext, provider: Provider, key: String) {
+    init(service: KeywardService, writer: ResponseWriter, context: RequestContext, provider: Provider, credential: ProviderCredential) {
         self.service = service
         self.writer = writer
         self.context = context
         self.provider = provider
-        self.key = key
+        self.credential = credential
         sentAtMillis = service.time.nowMillis()
     }
 
@@ -53,7 +53,8 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
     func upstreamHead(status: Int, headers: [(String, String)]) {
         let seconds = Double(service.time.nowMillis() - sentAtMillis) / 1000
         service.metrics.observeUpstreamLatency(provider: provider.name, seconds: seconds)
-        var clientHeaders = ResponseRewrite.clientHeaders(headers, key: key)
+        var clientHeaders = ResponseRewrite.clientHeaders(headers.map { (name: $0.0, value: $0.1) }, credential: credential)
+            .map { ($0.name, $0.value) }
         clientHeaders.append(("X-Request-Id", context.id))
         context.update { $0.status = status }
         let stream = writer.startStream(status: status, headers: clientHeaders)

@@ -14,11 +14,11 @@ extension KeywardService {
             let provider = try routeProvider(head, snapshot: snapshot, context: context)
             let claims = try authenticate(head, context: context)
             let segments = try authorize(head, body: body, provider: provider, claims: claims)
-            guard let key = snapshot.key(for: provider) else {
+            guard let credential = snapshot.credential(for: provider) else {
                 throw APIError(.internalError, reason: "provider_key_missing")
             }
-            let request = rewriteRequest(head, body: body, provider: provider, segments: segments, key: key)
-            let exchange = ProxyExchange(service: self, writer: writer, context: context, provider: provider, key: key)
+            let request = rewriteRequest(head, body: body, provider: provider, segments: segments, credential: credential)
+            let exchange = ProxyExchange(service: self, writer: writer, context: context, provider: provider, credential: credential)
             exchange.begin(upstream.start(request, handler: exchange))
         } catch {
             respondError(writer, context, error)
@@ -29,7 +29,7 @@ extension KeywardService {
 
     /// The provider named by the path. - Throws: `not_found` for an unknown one.
     func routeProvider(_ head: HTTPRequestHead, snapshot: ProviderTable.Snapshot, context: RequestContext) throws(APIError) -> Provider {
-        guard let name = ProxyRoute.providerName(inPath: head.path),
+        guard let name = ProxyPath.splitProxyRoute(head.path)?.provider,
               let provider = snapshot.registry.provider(named: name)
         else { throw APIError(.notFound, reason: "provider_unknown") }
         context.update { $0.provider = provider.name }
@@ -77,12 +77,12 @@ extension KeywardService {
     /// - Throws: `bad_request` (path not canonical, GET/HEAD with a body), `forbidden` (not allowlisted,
     ///   assertion required of an Android session), `rate_limited`, `attestation_invalid`, `unavailable`.
     func authorize(_ head: HTTPRequestHead, body: [UInt8], provider: Provider, claims: SessionClaims) throws(APIError) -> [String] {
-        guard let rest = ProxyRoute.split(head.path)?.rest else { throw APIError(.notFound, reason: "provider_unknown") }
+        guard let rest = ProxyPath.splitProxyRoute(head.path)?.rest else { throw APIError(.notFound, reason: "provider_unknown") }
         let segments: [String]
         do {
-            segments = try ProxyPath.canonicalSegments(rawPath: String(rest))
+            segments = try ProxyPath.canonicalSegments(rawPath: rest)
         } catch {
-            throw APIError(.badRequest, reason: error.reason)
+            throw APIError(.badRequest, reason: error.rawValue)
         }
         if (head.method == "GET" || head.method == "HEAD") && (head.hasBody || !body.isEmpty) {
             throw APIError(.badRequest, reason: "body_not_allowed")
@@ -131,10 +131,8 @@ extension KeywardService {
         guard abs(timestamp - time.nowSeconds()) <= settings.assertionTimestampSkewSeconds else {
             throw APIError(.attestationInvalid, reason: "assertion_timestamp_skew")
         }
-        let pathAndQuery = head.query.map { $0.isEmpty ? head.path : head.path + "?" + $0 } ?? head.path
         let clientData = AssertionClientData.bytes(
-            method: head.method, rawPathAndQuery: pathAndQuery, bodySHA256Base64URL: Base64.encodeURL(SHA256.hash(body)),
-            timestamp: timestampText)
+            method: head.method, path: head.path, query: head.query, bodySHA256: SHA256.hash(body), timestamp: timestampText)
         let device = try registeredDevice(claims.sub, platform: "ios")
         try verifyAssertion(
             assertion, device: device, clientDataHash: SHA256.hash(clientData), verifier: verifier, outcomeLabel: "request")
@@ -145,14 +143,14 @@ extension KeywardService {
     /// The upstream request: the provider's origin and prefix, the canonical path that matched, the
     /// client's query less any copy of a query key, the client's headers less credentials, cookies,
     /// forwarding and hop-by-hop fields, then `Host` and the injected key.
-    func rewriteRequest(_ head: HTTPRequestHead, body: [UInt8], provider: Provider, segments: [String], key: String) -> UpstreamRequest {
-        var url = provider.upstreamURL(segments: segments)
-        if let query = RequestRewrite.upstreamQuery(head.query, provider: provider, key: key), !query.isEmpty {
-            url += "?" + query
-        }
-        let headers = RequestRewrite.upstreamHeaders(client: head.headers, provider: provider, key: key)
+    func rewriteRequest(
+        _ head: HTTPRequestHead, body: [UInt8], provider: Provider, segments: [String], credential: ProviderCredential
+    ) -> UpstreamRequest {
+        let query = RequestRewrite.upstreamQuery(head.query, provider: provider, credential: credential)
+        let url = provider.upstreamURL(segments: segments, query: query)
+        let headers = RequestRewrite.upstreamHeaders(client: head.headers, provider: provider, credential: credential)
         return UpstreamRequest(
-            url: url, method: head.method, headers: headers, body: body,
+            url: url, method: head.method, headers: headers.map { ($0.name, $0.value) }, body: body,
             connectTimeoutMs: provider.connectTimeoutMs, idleTimeoutMs: provider.idleTimeoutMs)
     }
 }

@@ -2,6 +2,7 @@ import AppAttest
 import Foundation
 import HTTPServer
 import KeywardCrypto
+import ProviderRegistry
 import Sessions
 import Store
 import Upstream
@@ -34,6 +35,7 @@ public final class KeywardService: Sendable {
     ///   - appleRoot: the App Attest trust anchor. Production code never passes it (Apple's pinned
     ///     root is the default); only tests and the demo hand in a test anchor.
     ///   - android: the Play Integrity handshake, nil when Android is not configured (501).
+    /// - Throws: `SessionError` when the session TTL is outside 60–86400 s.
     public init(
         settings: ServiceSettings,
         store: any Store,
@@ -45,7 +47,7 @@ public final class KeywardService: Sendable {
         metrics: Metrics,
         android: AndroidHandshake? = nil,
         appleRoot: X509Certificate = AppleAppAttestationRoot.certificate
-    ) {
+    ) throws(SessionError) {
         self.settings = settings
         self.store = store
         self.time = time
@@ -54,7 +56,7 @@ public final class KeywardService: Sendable {
         self.providers = providers
         self.upstream = upstream
         self.android = android
-        sessionIssuer = SessionIssuer(keys: sessionKeys, issuer: settings.issuer, ttlSeconds: settings.sessionTTLSeconds)
+        sessionIssuer = try SessionIssuer(keys: sessionKeys, issuer: settings.issuer, ttlSeconds: settings.sessionTTLSeconds)
         sessionVerifier = SessionVerifier(
             keys: sessionKeys, issuer: settings.issuer, maxTTLSeconds: settings.sessionTTLSeconds,
             leewaySeconds: 60, cacheCapacity: 100_000)
@@ -75,7 +77,7 @@ public final class KeywardService: Sendable {
     /// The largest body the server may read for a request, decided from its head (bytes): the
     /// provider's `max_body_bytes` on the proxy, 64 KiB elsewhere. Over it → 413 unread.
     public func bodyLimit(for head: HTTPRequestHead) -> Int {
-        if head.path.hasPrefix("/p/"), let name = ProxyRoute.providerName(inPath: head.path),
+        if let name = ProxyPath.splitProxyRoute(head.path)?.provider,
            let provider = providers.current.registry.provider(named: name) {
             return provider.maxBodyBytes
         }

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Proxy throughput, measured in one run with the same wrk settings:
+#   1. the local upstream directly (nginx answering a small JSON body),
+#   2. nginx proxy_pass with keep-alive to that upstream, injecting an Authorization header,
+#   3. Keyward (`keyward serve`, release build) with a valid session, injecting the key.
+# Prints req/s, p50 and p99 for each; the last line is `keyward/nginx req/s ratio: R`.
+#
+# Usage: bench/proxy.sh [duration-seconds (default 10)] [connections (default 64)]
+# Everything listens on 127.0.0.1 and stops when the script ends.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+duration="${1:-10}"
+connections="${2:-64}"
+threads=2
+
+need=()
+command -v nginx >/dev/null || need+=(nginx-light)
+command -v wrk >/dev/null || need+=(wrk)
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+bash scripts/install-deps.sh
+swift build -c release --product keyward >/dev/null
+keyward="$(swift build -c release --show-bin-path)/keyward"
+
+work="$(mktemp -d)"
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  [ -f "$work/upstream/nginx.pid" ] && kill "$(cat "$work/upstream/nginx.pid")" 2>/dev/null || true
+  [ -f "$work/proxy/nginx.pid" ] && kill "$(cat "$work/proxy/nginx.pid")" 2>/dev/null || true
+  sleep 0.3
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+upstream_port=$(free_port); proxy_port=$(free_port); keyward_port=$(free_port); admin_port=$(free_port)
+bench_key="bench-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+
+# 1. The upstream: nginx answering every request with a small JSON body over keep-alive.
+mkdir -p "$work/upstream/logs"
+cat > "$work/upstream/nginx.conf" <<CONF
+worker_processes 1;
+pid $work/upstream/nginx.pid;
+error_log $work/upstream/logs/error.log error;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  keepalive_requests 1000000;
+  server {
+    listen 127.0.0.1:$upstream_port;
+    location / { default_type application/json; return 200 '{"ok":true}'; }
+  }
+}
+CONF
+nginx -p "$work/upstream" -c "$work/upstream/nginx.conf"
+
+# 2. The reference proxy: nginx proxy_pass with a keep-alive pool, injecting the key header.
+mkdir -p "$work/proxy/logs"
+cat > "$work/proxy/nginx.conf" <<CONF
+worker_processes $threads;
+pid $work/proxy/nginx.pid;
+error_log $work/proxy/logs/error.log error;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  keepalive_requests 1000000;
+  upstream origin { server 127.0.0.1:$upstream_port; keepalive 128; }
+  server {
+    listen 127.0.0.1:$proxy_port;
+    location /p/bench/ {
+      proxy_pass http://origin/;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Authorization "Bearer $bench_key";
+      proxy_set_header Cookie "";
+    }
+  }
+}
+CONF
+nginx -p "$work/proxy" -c "$work/proxy/nginx.conf"
+
+# 3. Keyward: a real `serve` with its own store, session key and a bench provider.
+"$keyward" keys generate --out "$work/session.pem" >/dev/null
+cat > "$work/providers.toml" <<CONF
+[bench]
+base_url = "http://127.0.0.1:$upstream_port"
+allow_http_loopback = true
+secret = "BENCH_KEY"
+auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
+allow = [ { method = "GET", path = "/v1/*" } ]
+CONF
+cat > "$work/keyward.toml" <<CONF
+providers = "$work/providers.toml"
+store = "sqlite://$work/keyward.db"
+[listen]
+public = "127.0.0.1:$keyward_port"
+admin = "127.0.0.1:$admin_port"
+[apple]
+team_id = "BENCHTEAM1"
+bundle_ids = ["dev.keyward.bench"]
+environment = "production"
+CONF
+export BENCH_KEY="$bench_key" KEYWARD_SESSION_KEY_FILE="$work/session.pem"
+"$keyward" migrate --config "$work/keyward.toml" >/dev/null
+token=$("$keyward" sessions mint --config "$work/keyward.toml" --device bench-device --platform ios --register --ttl 3600 --token-only)
+"$keyward" serve --config "$work/keyward.toml" 2>"$work/keyward.log" &
+pids+=($!)
+for _ in $(seq 1 100); do
+  curl -fs "http://127.0.0.1:$keyward_port/healthz" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+check=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $token" "http://127.0.0.1:$keyward_port/p/bench/v1/models")
+[ "$check" = "200" ] || { echo "keyward did not proxy (status $check):"; tail -5 "$work/keyward.log"; exit 1; }
+
+run() {  # name url [header]
+  local name="$1" url="$2" header="${3:-}"
+  local out
+  if [ -n "$header" ]; then
+    out=$(wrk -t"$threads" -c"$connections" -d"${duration}s" --latency -H "$header" "$url")
+  else
+    out=$(wrk -t"$threads" -c"$connections" -d"${duration}s" --latency "$url")
+  fi
+  local rps p50 p99 errors
+  rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
+  p50=$(awk '$1=="50%" {print $2}' <<<"$out")
+  p99=$(awk '$1=="99%" {print $2}' <<<"$out")
+  errors=$(awk '/Non-2xx/ {print $NF}' <<<"$out")
+  printf '%-34s %12s req/s   p50 %9s   p99 %9s%s\n' "$name" "$rps" "$p50" "$p99" "${errors:+   non-2xx $errors}"
+  eval "rps_$4=$rps"
+}
+
+echo "wrk -t$threads -c$connections -d${duration}s, all on 127.0.0.1 ($(nproc) cores)"
+run "upstream direct (nginx return 200)" "http://127.0.0.1:$upstream_port/v1/models" "" upstream
+run "nginx proxy_pass + key header" "http://127.0.0.1:$proxy_port/p/bench/v1/models" "" nginx
+run "keyward (session, key injected)" "http://127.0.0.1:$keyward_port/p/bench/v1/models" "Authorization: Bearer $token" keyward
+python3 -c "print('keyward/nginx req/s ratio: %.2f' % ($rps_keyward / $rps_nginx))"
