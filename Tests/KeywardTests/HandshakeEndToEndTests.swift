@@ -144,10 +144,10 @@ final class HandshakeEndToEndTests: XCTestCase {
     func testTwoHundredConcurrentAssertionsWithDistinctChallengesAdvanceCounterMonotonically() throws {
         let device = try env.deployment.makeDevice()
         XCTAssertEqual(try env.attest(device).0, 200)
+        let env = self.env!
         let challenges = try (0..<200).map { _ in try env.challenge() }
         let assertions = try challenges.map { try device.assertion(clientDataHash: SHA256.hash($0)) }
         let statuses = ConcurrentResults<Int>()
-        let env = self.env!
         DispatchQueue.concurrentPerform(iterations: 200) { index in
             let result = try? env.assert(device, challenge: challenges[index], assertion: assertions[index])
             statuses.append(result?.0 ?? -1)

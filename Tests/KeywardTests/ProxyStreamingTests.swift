@@ -57,7 +57,7 @@ final class ProxyStreamingTests: XCTestCase {
         transfer.cancel()
         var closedAt: DispatchTime?
         for _ in 0..<200 {
-            closedAt = hose.state.withLock { $0.closedAt }
+            closedAt = hose.shared.state.withLock { $0.closedAt }
             if closedAt != nil { break }
             Thread.sleep(forTimeInterval: 0.01)
         }

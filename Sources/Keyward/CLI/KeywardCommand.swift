@@ -12,6 +12,7 @@ public enum KeywardCommand {
     }
 
     static let subcommands: [(name: String, command: Subcommand)] = [
+        ("demo", Subcommand(summary: "run the whole story on 127.0.0.1 with a simulated iPhone and a fake provider", run: DemoCommand.run)),
         ("inspect", Subcommand(summary: "check an App Attest attestation or assertion step by step", run: InspectCommand.run)),
     ]
 

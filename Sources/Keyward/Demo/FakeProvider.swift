@@ -22,7 +22,12 @@ public final class FakeProvider: Sendable {
     public let eventCount: Int
     public let eventGapMillis: Int
     private let server: HTTPServer
-    private let log = Mutex<[Received]>([])
+    private let log = ReceivedLog()
+
+    /// Requests in arrival order, shared with the server's handler.
+    final class ReceivedLog: Sendable {
+        let entries = Mutex<[Received]>([])
+    }
 
     /// - Parameters:
     ///   - expectedAuthorization: the `Authorization` value a correctly proxied request carries.
@@ -37,7 +42,7 @@ public final class FakeProvider: Sendable {
             configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2),
             bodyLimit: { _ in 16 << 20 },
             handler: { head, body, writer in
-                log.withLock { $0.append(Received(method: head.method, target: head.target, headers: head.headers, body: body)) }
+                log.entries.withLock { $0.append(Received(method: head.method, target: head.target, headers: head.headers, body: body)) }
                 FakeProvider.answer(head, writer: writer, expectedAuthorization: expectedAuthorization,
                                     eventCount: eventCount, gapMillis: eventGapMillis)
             })
@@ -48,7 +53,7 @@ public final class FakeProvider: Sendable {
     public func stop() { server.stop() }
     public var port: UInt16 { server.port }
     /// Every request received so far, in arrival order.
-    public var received: [Received] { log.withLock { $0 } }
+    public var received: [Received] { log.entries.withLock { $0 } }
 
     static func answer(_ head: HTTPRequestHead, writer: ResponseWriter, expectedAuthorization: String, eventCount: Int, gapMillis: Int) {
         let authorized = head.header("authorization") == expectedAuthorization

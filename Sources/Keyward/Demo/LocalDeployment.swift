@@ -66,7 +66,7 @@ public final class LocalDeployment: Sendable {
         logSink = MemoryLogSink()
         let upstream = UpstreamClient()
         self.upstream = upstream
-        let service = KeywardService(
+        let service = try KeywardService(
             settings: serviceSettings, store: store, sessionKeys: keys, providers: table, upstream: upstream, time: time,
             logger: Logger(sink: logSink, time: time), metrics: Metrics(), appleRoot: trustAppleRoot ? AppleAppAttestationRoot.certificate : anchor.root)
         server = KeywardServer(

@@ -5,7 +5,7 @@ import KeywardCrypto
 import XCTest
 
 /// A Keyward on loopback with a fake provider, a simulated iPhone, and helpers for the handshake.
-final class TestDeployment {
+final class TestDeployment: Sendable {
     static let providerKey = "sk-test-" + Hex.encode(SecureRandom.bytes(16))
     static let queryKey = "qk-test-" + Hex.encode(SecureRandom.bytes(16))
 
@@ -22,7 +22,7 @@ final class TestDeployment {
         time: any TimeSource = SystemTimeSource(),
         eventCount: Int = 3,
         eventGapMillis: Int = 300,
-        settings: @escaping (inout ServiceSettings) -> Void = { _ in }
+        settings adjust: @escaping (inout ServiceSettings) -> Void = { _ in }
     ) throws {
         provider = FakeProvider(expectedAuthorization: "Bearer " + TestDeployment.providerKey, eventCount: eventCount, eventGapMillis: eventGapMillis)
         try provider.start()
@@ -33,7 +33,7 @@ final class TestDeployment {
             settings: { settings in
                 settings.handshakeBurst = 10_000
                 settings.handshakeRatePerSecond = 10_000
-                settings(&settings)
+                adjust(&settings)
             },
             time: time)
         client = DemoClient(baseURL: deployment.baseURL, client: deployment.upstream)

@@ -29,13 +29,18 @@ final class FirehoseProvider: Sendable {
         var finished = false
     }
 
+    /// The pump's progress, shared with the server's handler.
+    final class Shared: Sendable {
+        let state = Mutex(State())
+    }
+
     let server: HTTPServer
-    let state = Mutex(State())
+    let shared = Shared()
     let totalBytes: Int
 
     init(totalBytes: Int, chunkBytes: Int = 64 * 1024) {
         self.totalBytes = totalBytes
-        let state = self.state
+        let state = shared
         let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: chunkBytes)
         server = HTTPServer(
             configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2),
@@ -44,20 +49,20 @@ final class FirehoseProvider: Sendable {
                 let stream = writer.startStream(status: 200, headers: [("Content-Type", "application/octet-stream")])
                 let pump: @Sendable () -> Void = {
                     while true {
-                        let (sent, done) = state.withLock { ($0.sent, $0.closedAt != nil || $0.finished) }
+                        let (sent, done) = state.state.withLock { ($0.sent, $0.closedAt != nil || $0.finished) }
                         if done { return }
                         if sent >= totalBytes {
-                            state.withLock { $0.finished = true }
+                            state.state.withLock { $0.finished = true }
                             stream.finish()
                             return
                         }
                         let piece = min(chunk.count, totalBytes - sent)
-                        state.withLock { $0.sent += piece }
+                        state.state.withLock { $0.sent += piece }
                         if !stream.write(Array(chunk[0..<piece])) { return }  // resumed by onWritable
                     }
                 }
                 stream.onWritable = { DispatchQueue.global().async(execute: pump) }
-                stream.onClose = { state.withLock { $0.closedAt = DispatchTime.now() } }
+                stream.onClose = { state.state.withLock { $0.closedAt = DispatchTime.now() } }
                 DispatchQueue.global().async(execute: pump)
             })
     }
