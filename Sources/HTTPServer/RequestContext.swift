@@ -157,6 +157,11 @@ final class RequestContext: @unchecked Sendable {
     /// Fires `onClose` when the response was not fully delivered (a stream the
     /// producer aborted excepted: it knows).
     func complete(cleanly: Bool) {
+        // The stream's callbacks are taken out of the state and released only after the lock is
+        // dropped: a callback may hold the last reference to its ResponseStream, whose deinit locks
+        // this same state again.
+        var released: [(@Sendable () -> Void)?] = []
+        defer { released.removeAll() }
         let onClose = shared.withLock { shared -> (@Sendable () -> Void)? in
             shared.completed = true
             if shared.suspension != .none {
@@ -179,6 +184,7 @@ final class RequestContext: @unchecked Sendable {
                     delivered = cleanly
                 }
             }
+            released = [shared.onClose, shared.stream?.onWritable]
             if shared.stream != nil {
                 shared.stream?.onWritable = nil
                 shared.stream?.queue.removeAll()
