@@ -10,6 +10,15 @@ final class RealDeviceDataTests: XCTestCase {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("../shared/vectors/appattest/devicecheck-appattest").standardized.path
 
+    /// A registry needs one provider; this test never proxies.
+    static let unusedProvider = """
+        [unused]
+        base_url = "https://api.example.com"
+        secret = "UNUSED_KEY"
+        auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
+        allow = [ { method = "GET", path = "/v1/models" } ]
+        """
+
     func testRealAttestationThenRealAssertionIssueSessions() throws {
         let attestationText = try String(contentsOfFile: Self.vectors + "/ios-14.2.attestation.b64", encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines)
@@ -22,7 +31,7 @@ final class RealDeviceDataTests: XCTestCase {
 
         let clock = ManualTimeSource(seconds: 1_605_996_780)  // verify_at_unix of the attestation
         let deployment = try LocalDeployment(
-            providersTOML: "", secrets: [:],
+            providersTOML: Self.unusedProvider, secrets: ["UNUSED_KEY": "unused"],
             settings: {
                 $0.apple = .init(teamID: "6MURL8TA57", bundleIDs: ["de.vincent-haupert.apple-appattest-poc"], environment: .development)
                 $0.challengeLength = challenge.count
