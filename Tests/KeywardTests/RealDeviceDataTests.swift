@@ -33,7 +33,7 @@ final class RealDeviceDataTests: XCTestCase {
         let deployment = try LocalDeployment(
             providersTOML: Self.unusedProvider, secrets: ["UNUSED_KEY": "unused"],
             settings: {
-                $0.apple = .init(teamID: "6MURL8TA57", bundleIDs: ["de.vincent-haupert.apple-appattest-poc"], environment: .development)
+                $0.apple = AppleSettings(teamID: "6MURL8TA57", bundleIDs: ["de.vincent-haupert.apple-appattest-poc"], environment: .development)
                 $0.challengeLength = challenge.count
             },
             time: clock, trustAppleRoot: true)

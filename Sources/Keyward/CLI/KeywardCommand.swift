@@ -12,6 +12,12 @@ public enum KeywardCommand {
     }
 
     static let subcommands: [(name: String, command: Subcommand)] = [
+        ("serve", Subcommand(summary: "run the proxy (SIGHUP reloads providers, SIGTERM stops)", run: ServeCommand.run)),
+        ("check-config", Subcommand(summary: "validate keyward.toml, providers.toml and the secrets they name", run: CheckConfigCommand.run)),
+        ("migrate", Subcommand(summary: "create or upgrade the store", run: MigrateCommand.run)),
+        ("devices", Subcommand(summary: "list, show, revoke or unrevoke attested devices", run: DevicesCommand.run)),
+        ("keys", Subcommand(summary: "generate or rotate the session signing key", run: KeysCommand.run)),
+        ("sessions", Subcommand(summary: "mint a session for smoke and load tests", run: SessionsCommand.run)),
         ("demo", Subcommand(summary: "run the whole story on 127.0.0.1 with a simulated iPhone and a fake provider", run: DemoCommand.run)),
         ("inspect", Subcommand(summary: "check an App Attest attestation or assertion step by step", run: InspectCommand.run)),
     ]

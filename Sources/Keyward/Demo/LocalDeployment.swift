@@ -61,7 +61,7 @@ public final class LocalDeployment: Sendable {
         let table = ProviderTable(try ProviderTable.resolve(registry, secrets: secretSource))
 
         var serviceSettings = ServiceSettings(
-            apple: .init(teamID: LocalDeployment.teamID, bundleIDs: [LocalDeployment.bundleID], environment: .development))
+            apple: AppleSettings(teamID: LocalDeployment.teamID, bundleIDs: [LocalDeployment.bundleID], environment: .development))
         adjust(&serviceSettings)
         logSink = MemoryLogSink()
         let upstream = UpstreamClient()

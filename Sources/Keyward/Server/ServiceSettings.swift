@@ -1,22 +1,9 @@
-import AppAttest
 
 /// The resolved settings the running service needs: what `keyward.toml` says after validation,
 /// or what the demo and tests set directly. Times are seconds.
 public struct ServiceSettings: Sendable {
     /// App Attest: the one App ID family and environment accepted. Nil = iOS disabled (501).
-    public struct Apple: Sendable {
-        public var teamID: String
-        public var bundleIDs: [String]
-        public var environment: AppAttestEnvironment
-
-        public init(teamID: String, bundleIDs: [String], environment: AppAttestEnvironment) {
-            self.teamID = teamID
-            self.bundleIDs = bundleIDs
-            self.environment = environment
-        }
-    }
-
-    public var apple: Apple?
+    public var apple: AppleSettings?
     /// `iss` of every session (RFC 7519 §4.1.1).
     public var issuer: String = "keyward"
     /// Session lifetime, 60–86400 s.
@@ -38,7 +25,7 @@ public struct ServiceSettings: Sendable {
     /// Per-request assertion timestamps must be within this many seconds of now (DESIGN.md §2).
     public var assertionTimestampSkewSeconds: Int64 = 60
 
-    public init(apple: Apple? = nil) {
+    public init(apple: AppleSettings? = nil) {
         self.apple = apple
     }
 }

@@ -1,0 +1,59 @@
+import Foundation
+import ProviderRegistry
+
+/// `keyward check-config`: like `nginx -t`. Validates keyward.toml, providers.toml and every secret
+/// they name, prints each problem (with file and line where it has one) and exits non-zero.
+enum CheckConfigCommand {
+    static let usage = """
+        usage: keyward check-config [--config FILE] [--providers FILE]
+
+        Validates keyward.toml (default ./keyward.toml or $KEYWARD_CONFIG), the providers file it
+        names (or --providers FILE), and that every secret they need can be read: the session key
+        and each provider's key. Prints every problem as file:line: key: message. Values of secrets
+        are never printed.
+
+        exit codes: 0 everything valid, 1 problems found, 2 usage error
+        """
+
+    static func run(_ arguments: [String]) -> Int32 {
+        guard let options = CLIOutput.options(arguments, command: "check-config", usage: usage, valueFlags: ["config", "providers"])
+        else { return 2 }
+        if options.has("help") { print(usage); return 0 }
+        let secrets = SecretSource()
+        var problems: [String] = []
+        var providersPath = options.value("providers")
+
+        let configPath = CLIOutput.configPath(options)
+        var configuration: KeywardConfiguration?
+        if options.value("providers") == nil || options.value("config") != nil || FileManager.default.fileExists(atPath: configPath) {
+            do {
+                configuration = try KeywardConfiguration.load(path: configPath)
+            } catch {
+                problems.append(error.description)
+            }
+        }
+        if providersPath == nil { providersPath = configuration?.providersPath }
+        if configuration != nil {
+            do { _ = try ServiceAssembly.sessionKeys(secrets) } catch { problems.append("\(configPath): \(error)") }
+        }
+        var providerCount = 0
+        if let providersPath {
+            do {
+                let registry = try ProviderRegistry.load(path: providersPath)
+                providerCount = registry.names.count
+                do { _ = try ProviderTable.resolve(registry, secrets: secrets) } catch {
+                    problems += error.problems.map { "\(providersPath): \($0)" }
+                }
+            } catch {
+                problems.append(error.description)
+            }
+        }
+        if problems.isEmpty {
+            print("keyward check-config: ok (\(configuration == nil ? "" : configPath + ", ")\(providersPath ?? "-"): \(providerCount) providers)")
+            return 0
+        }
+        for problem in problems { CLIOutput.error(problem) }
+        CLIOutput.error("keyward check-config: \(problems.count) problem\(problems.count == 1 ? "" : "s")")
+        return 1
+    }
+}

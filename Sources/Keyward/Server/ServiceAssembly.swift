@@ -1,0 +1,102 @@
+import Foundation
+import KeywardCrypto
+import ProviderRegistry
+import Sessions
+import Store
+
+/// Turns a validated `keyward.toml` and the secrets into the pieces of a running service.
+/// Shared by `serve`, `check-config`, `migrate`, `devices` and `sessions mint`.
+public enum ServiceAssembly {
+    /// Internal secret names (reserved: no provider may use a `KEYWARD_` name).
+    public static let sessionKeySecret = "KEYWARD_SESSION_KEY"
+    public static let retiredSessionKeysSecret = "KEYWARD_SESSION_KEYS_RETIRED"
+
+    /// A start-up problem: what is wrong, naming the file or secret, never a secret's value.
+    public struct Problem: Error, CustomStringConvertible, Sendable {
+        public let description: String
+        public init(_ description: String) { self.description = description }
+    }
+
+    /// The service settings `configuration` describes.
+    public static func settings(from configuration: KeywardConfiguration) -> ServiceSettings {
+        var settings = ServiceSettings(apple: configuration.apple)
+        settings.issuer = configuration.sessionIssuer
+        settings.sessionTTLSeconds = Int64(configuration.sessionTTLSeconds)
+        settings.challengeTTLSeconds = Int64(configuration.challengeTTLSeconds)
+        settings.handshakeRatePerSecond = Double(configuration.handshakePerIPPerMinute) / 60
+        settings.handshakeBurst = configuration.handshakePerIPBurst
+        return settings
+    }
+
+    /// The session key set: `KEYWARD_SESSION_KEY` (PKCS#8 PEM, P-256) signs; every key in
+    /// `KEYWARD_SESSION_KEYS_RETIRED` (PEM blocks, public or private) still verifies, so sessions
+    /// signed before a rotation live out their TTL. Key ids are RFC 7638 thumbprints.
+    /// - Throws: `Problem` naming the secret that is missing or not a P-256 key.
+    public static func sessionKeys(_ secrets: SecretSource) throws(Problem) -> SessionKeySet {
+        let activePEM: String
+        do { activePEM = try secrets.value(sessionKeySecret) } catch { throw Problem(error.description + " (generate one with `keyward keys generate`)") }
+        let active: ECPrivateKey
+        do { active = try ECPrivateKey(pkcs8PEM: activePEM) } catch {
+            throw Problem("secret \(sessionKeySecret): not a PKCS#8 PEM private key")
+        }
+        guard active.publicKey.curve == .p256 else { throw Problem("secret \(sessionKeySecret): not a P-256 key (ES256)") }
+        var retired: [(kid: String, key: ECPublicKey)] = []
+        let retiredText: String?
+        do { retiredText = try secrets.optionalValue(retiredSessionKeysSecret) } catch { throw Problem(error.description) }
+        for block in pemBlocks(retiredText ?? "") {
+            let key: ECPublicKey
+            if let publicKey = try? ECPublicKey(pem: block) {
+                key = publicKey
+            } else if let privateKey = try? ECPrivateKey(pkcs8PEM: block) {
+                key = privateKey.publicKey
+            } else {
+                throw Problem("secret \(retiredSessionKeysSecret): a PEM block is not a public or PKCS#8 private key")
+            }
+            retired.append((SessionKeySet.thumbprintKID(for: key), key))
+        }
+        do {
+            return try SessionKeySet(active: (SessionKeySet.thumbprintKID(for: active.publicKey), active), verifyOnly: retired)
+        } catch {
+            throw Problem("session keys: \(error)")
+        }
+    }
+
+    /// Loads `providers.toml` and resolves every provider's secret.
+    /// - Throws: `Problem` with every `file:line: key: message` of the registry, or the secrets missing.
+    public static func providers(path: String, secrets: SecretSource) throws(Problem) -> ProviderTable.Snapshot {
+        let registry: ProviderRegistry
+        do { registry = try ProviderRegistry.load(path: path) } catch { throw Problem(error.description) }
+        do { return try ProviderTable.resolve(registry, secrets: secrets) } catch { throw Problem(error.description) }
+    }
+
+    /// Opens the configured store and applies pending migrations.
+    public static func store(_ configuration: KeywardConfiguration) throws(Problem) -> any Store {
+        do {
+            let store = try openStore(url: configuration.storeURL)
+            try store.migrate()
+            return store
+        } catch {
+            throw Problem("store \(redacted(configuration.storeURL)): \(error)")
+        }
+    }
+
+    /// A store URL fit for a message: any password in it replaced.
+    public static func redacted(_ url: String) -> String {
+        guard let schemeEnd = url.range(of: "://"), let at = url[schemeEnd.upperBound...].firstIndex(of: "@") else { return url }
+        let userInfo = url[schemeEnd.upperBound..<at]
+        guard let colon = userInfo.firstIndex(of: ":") else { return url }
+        return String(url[..<colon]) + ":***" + String(url[at...])
+    }
+
+    /// The PEM blocks of `text`, each from its BEGIN line to its END line.
+    static func pemBlocks(_ text: String) -> [String] {
+        var blocks: [String] = []
+        var current: [Substring] = []
+        for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
+            if line.hasPrefix("-----BEGIN ") { current = [] }
+            current.append(line)
+            if line.hasPrefix("-----END ") { blocks.append(current.joined(separator: "\n") + "\n") }
+        }
+        return blocks
+    }
+}
