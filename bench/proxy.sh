@@ -93,11 +93,12 @@ auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
 allow = [ { method = "GET", path = "/v1/*" } ]
 CONF
 cat > "$work/keyward.toml" <<CONF
-providers = "$work/providers.toml"
-store = "sqlite://$work/keyward.db"
+providers_file = "$work/providers.toml"
 [listen]
-public = "127.0.0.1:$keyward_port"
+proxy = "127.0.0.1:$keyward_port"
 admin = "127.0.0.1:$admin_port"
+[store]
+url = "sqlite://$work/keyward.db"
 [apple]
 team_id = "BENCHTEAM1"
 bundle_ids = ["dev.keyward.bench"]

@@ -29,10 +29,11 @@ enum KeysCommand {
             switch options.positional.first {
             case "generate" where options.positional.count == 1:
                 let key = try ECPrivateKey.generate(.p256)
+                let pem = try key.pkcs8PEM
                 if let out = options.value("out") {
-                    try writePrivate(key.pkcs8PEM, to: out)
+                    try writePrivate(pem, to: out)
                 } else {
-                    print(key.pkcs8PEM, terminator: key.pkcs8PEM.hasSuffix("\n") ? "" : "\n")
+                    print(pem, terminator: pem.hasSuffix("\n") ? "" : "\n")
                 }
                 CLIOutput.error("kid \(SessionKeySet.thumbprintKID(for: key.publicKey))")
                 return 0
@@ -43,7 +44,7 @@ enum KeysCommand {
                 let retired = (try? String(contentsOfFile: retiredFile, encoding: .utf8)) ?? ""
                 try writePrivate(retired + pem(current.publicKey), to: retiredFile)
                 let next = try ECPrivateKey.generate(.p256)
-                try writePrivate(next.pkcs8PEM, to: keyFile)
+                try writePrivate(try next.pkcs8PEM, to: keyFile)
                 print("retired kid \(SessionKeySet.thumbprintKID(for: current.publicKey)) (kept for verification in \(retiredFile))")
                 print("active  kid \(SessionKeySet.thumbprintKID(for: next.publicKey)) (\(keyFile)); restart each instance to sign with it")
                 return 0
