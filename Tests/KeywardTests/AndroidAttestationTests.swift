@@ -232,3 +232,31 @@ final class LocalGoogle: PlayIntegrityHTTPClient {
         return PlayIntegrityHTTPResponse(status: response.status, body: response.body)
     }
 }
+
+extension AndroidAttestationTests {
+    func testDecodeRefusedWith401IsRetriedOnceWithAFreshAccessTokenOnTheSameBudget() throws {
+        let (android, google, _) = try standard(budget: 2)
+        let request = try android.request(integrityToken: google.fake.issueStandardToken(verdict(.standard)), installID: Self.installID, packageName: nil)
+        // First attempt (a wrong challenge): caches an access token, spends one unit.
+        XCTAssertEqual(failure { _ = try android.verify(request, challenge: SecureRandom.bytes(32), nowMillis: Self.nowMillis, store: store) }?.reason,
+                       "binding_mismatch")
+        // 50 minutes later Keyward still trusts its token, but Google's clock says it expired: 401, then one retry.
+        let later = Self.nowMillis + 3_000_000
+        google.fake.setNow(Self.nowMillis / 1_000 + 3_600)
+        XCTAssertEqual(failure { _ = try android.verify(request, challenge: challenge, nowMillis: later, store: store) }?.reason, "timestamp_stale",
+                       "decoded by the retry (the verdict itself is old by then)")
+        XCTAssertEqual(google.fake.decodeCount, 3)
+        XCTAssertEqual(google.fake.tokenRequestCount, 2)
+        // The retry spent no second unit: the budget of 2 is used up only now.
+        XCTAssertEqual(failure { _ = try android.verify(request, challenge: challenge, nowMillis: later, store: store) }?.reason, "decode_budget_exhausted")
+    }
+
+    func testServiceAccountKeyNeverPrintsItsPrivateKey() throws {
+        if Self.sharedAccount == nil { Self.sharedAccount = try SimulatedServiceAccount.generate() }
+        let key = try ServiceAccountKey(json: try XCTUnwrap(Self.sharedAccount).keyFile(tokenURI: "https://oauth2.googleapis.com/token"))
+        var dumped = ""
+        dump(key, to: &dumped)
+        XCTAssertFalse(dumped.contains("PRIVATE KEY"))
+        XCTAssertFalse("\(key)".contains("PRIVATE KEY"))
+    }
+}

@@ -55,7 +55,8 @@ public final class AndroidAttestation: Sendable {
     ///   - store: holds the daily decode budgets (standard mode).
     /// - Returns: the accepted verdict; the device id is `request.deviceID`.
     /// - Throws: `attestation_invalid` (the verdict or token was refused; PlayIntegrity's slug),
-    ///   `rate_limited` `decode_budget_exhausted` (with `retryAfterSeconds`), `upstream_error` (Google
+    ///   `rate_limited` `decode_budget_exhausted` (with `retryAfterSeconds`; a decode Google refuses with 401
+    ///   is retried once with a fresh access token, on the same budget unit), `upstream_error` (Google
     ///   unreachable, 5xx, quota), `internal_error` (Keyward's service account or keys refused),
     ///   `unavailable` `budget_store` (the store failed).
     public func verify(_ request: AndroidAttestRequest, challenge: [UInt8], nowMillis: Int64, store: any Store) throws(AndroidAttestFailure) -> AcceptedIntegrityVerdict {
@@ -68,9 +69,18 @@ public final class AndroidAttestation: Sendable {
                 verdict = try classic.decode(request.integrityToken)
             case .standard(let client):
                 mode = .standard
-                let authorization = try client.authorize(now: Self.floorDiv(nowMillis, 1_000))
+                let now = Self.floorDiv(nowMillis, 1_000)
+                let authorization = try client.authorize(now: now)
                 try spendBudget(deviceID: request.deviceID, nowMillis: nowMillis, store: store)
-                verdict = try client.decode(integrityToken: request.integrityToken, packageName: request.packageName, authorization: authorization)
+                do {
+                    verdict = try client.decode(integrityToken: request.integrityToken, packageName: request.packageName, authorization: authorization)
+                } catch where error.reason == "google_unauthorized" {
+                    // Google no longer takes the cached access token (revoked or expired early); the client
+                    // dropped it. One retry with a fresh one, on the budget unit already spent: the device
+                    // is not to blame.
+                    let fresh = try client.authorize(now: now)
+                    verdict = try client.decode(integrityToken: request.integrityToken, packageName: request.packageName, authorization: fresh)
+                }
             }
             let expectation = VerdictExpectation(
                 binding: IntegrityBinding.value(challenge: challenge, installID: request.installID), packageName: request.packageName, mode: mode)

@@ -36,7 +36,9 @@ public struct ServiceAccountKey: Sendable, Equatable {
     }
 }
 
-extension ServiceAccountKey: CustomStringConvertible {
+extension ServiceAccountKey: CustomStringConvertible, CustomReflectable {
     /// Names the account, never the key.
     public var description: String { "ServiceAccountKey(\(clientEmail))" }
+    /// `dump` and debuggers see the account and key id, never the private key.
+    public var customMirror: Mirror { Mirror(self, children: ["clientEmail": clientEmail, "privateKeyID": privateKeyID as Any]) }
 }
