@@ -4,12 +4,16 @@ import KeywardCrypto
 /// the assertion") for one team and its bundle ids. Safe to share between threads.
 public struct AssertionVerifier: Sendable {
     let appIDs: AppIDSet
+    /// Parsed device keys by their 65 bytes: importing a key costs OpenSSL 3.0 more than the signature check.
+    let keyCache: BoundedCache<ECPublicKey>
 
     /// - Parameters:
     ///   - teamID: the Apple Developer Team ID.
     ///   - bundleIDs: the accepted bundle ids; App ID = `teamID + "." + bundleID`.
-    public init(teamID: String, bundleIDs: [String]) {
+    ///   - keyCacheCapacity: how many parsed device keys to keep (0 disables the cache).
+    public init(teamID: String, bundleIDs: [String], keyCacheCapacity: Int = 4096) {
         appIDs = AppIDSet(teamID: teamID, bundleIDs: bundleIDs)
+        keyCache = BoundedCache(capacity: keyCacheCapacity)
     }
 
     /// Verifies one assertion and returns the new counter (store it with compare-and-set).
@@ -24,7 +28,7 @@ public struct AssertionVerifier: Sendable {
     public func verify(assertion: [UInt8], publicKey: [UInt8], clientDataHash: [UInt8], storedCounter: UInt32,
                        appID: String?) throws(AppAttestError) -> UInt32
     {
-        try run(AssertionEvidence(assertion: assertion, publicKey: Self.parseKey(publicKey), clientDataHash: clientDataHash,
+        try run(AssertionEvidence(assertion: assertion, publicKey: parseKey(publicKey), clientDataHash: clientDataHash,
                                   storedCounter: storedCounter, appID: appID))
     }
 
@@ -51,7 +55,7 @@ public struct AssertionVerifier: Sendable {
         let decode = VerificationReport.Step.self
         let evidence: AssertionEvidence
         do {
-            evidence = try AssertionEvidence(assertion: assertion, publicKey: Self.parseKey(publicKey), clientDataHash: clientDataHash,
+            evidence = try AssertionEvidence(assertion: assertion, publicKey: parseKey(publicKey), clientDataHash: clientDataHash,
                                              storedCounter: storedCounter, appID: appID)
         } catch {
             return VerificationReport(kind: "assertion", steps: [decode.init(name: "decode", source: "Apple assertion object", outcome: .failed(error))]
@@ -64,10 +68,14 @@ public struct AssertionVerifier: Sendable {
     }
 
     /// A 65-byte P-256 point as a key, or `public_key_unsupported`.
-    static func parseKey(_ x962: [UInt8]) -> Result<ECPublicKey, AppAttestError> {
-        guard x962.count == 65, let key = try? ECPublicKey(x962: x962), key.curve == .p256 else {
-            return .failure(AppAttestError(.publicKeyUnsupported, "public key is not a 65-byte P-256 point"))
+    func parseKey(_ x962: [UInt8]) -> Result<ECPublicKey, AppAttestError> {
+        Result { () throws(AppAttestError) in
+            try keyCache.value(for: x962) { () throws(AppAttestError) in
+                guard x962.count == 65, let key = try? ECPublicKey(x962: x962), key.curve == .p256 else {
+                    throw AppAttestError(.publicKeyUnsupported, "public key is not a 65-byte P-256 point")
+                }
+                return key
+            }
         }
-        return .success(key)
     }
 }

@@ -22,23 +22,21 @@ struct AttestationEvidence: Sendable {
     /// Decodes `attestation` and derives the compared values.
     /// - Throws: `AppAttestError` with a decoding reason (`malformed_cbor`, `fmt_unexpected`,
     ///   `malformed_attestation`, `malformed_auth_data`, `malformed_certificate`).
-    init(attestation: [UInt8], keyID: [UInt8], clientDataHash: [UInt8], at time: Int64) throws(AppAttestError) {
+    init(attestation: [UInt8], keyID: [UInt8], clientDataHash: [UInt8], at time: Int64,
+         intermediateCache: BoundedCache<X509Certificate>) throws(AppAttestError) {
         let object = try AttestationObject(bytes: attestation)
         guard let leafDER = object.certificates.first else {
             throw AppAttestError(.attestationMalformed, "attestation object: x5c is empty")
         }
-        var certificates: [X509Certificate] = []
-        for der in [leafDER] + object.certificates.dropFirst() {
-            do {
-                certificates.append(try X509Certificate(der: der))
-            } catch {
-                throw AppAttestError(.certificateMalformed, "x5c: \(error.description)")
-            }
+        let leaf = try Self.certificate(leafDER)
+        var intermediates: [X509Certificate] = []
+        for der in object.certificates.dropFirst() {
+            // Apple's intermediate recurs in every attestation: parse it once (exact DER as the key).
+            intermediates.append(try intermediateCache.value(for: der) { () throws(AppAttestError) in try Self.certificate(der) })
         }
-        let leaf = certificates[0]
         self.object = object
         self.leaf = leaf
-        self.intermediates = Array(certificates.dropFirst())
+        self.intermediates = intermediates
         self.keyID = keyID
         self.time = time
         expectedNonce = SHA256.hash(object.authenticatorData.bytes + clientDataHash)
@@ -58,6 +56,15 @@ struct AttestationEvidence: Sendable {
                 : .failure(AppAttestError(.publicKeyUnsupported, "credential key is not P-256"))
         } catch {
             leafKey = .failure(AppAttestError(.publicKeyUnsupported, "credential key is not an EC key"))
+        }
+    }
+
+    /// One x5c entry as a certificate, or `malformed_certificate`.
+    private static func certificate(_ der: [UInt8]) throws(AppAttestError) -> X509Certificate {
+        do {
+            return try X509Certificate(der: der)
+        } catch {
+            throw AppAttestError(.certificateMalformed, "x5c: \(error.description)")
         }
     }
 }

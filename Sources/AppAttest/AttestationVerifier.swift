@@ -12,6 +12,7 @@ public struct AttestationVerifier: Sendable {
     public let environment: AppAttestEnvironment
     let appIDs: AppIDSet
     let chainVerifier: X509ChainVerifier
+    let intermediateCache = BoundedCache<X509Certificate>(capacity: 8)
 
     /// - Parameters:
     ///   - teamID: the Apple Developer Team ID, e.g. `6MURL8TA57`.
@@ -37,7 +38,8 @@ public struct AttestationVerifier: Sendable {
     public func verify(attestation: [UInt8], keyID: [UInt8], clientDataHash: [UInt8], at time: Int64)
         throws(AppAttestError) -> AttestedKey
     {
-        let evidence = try AttestationEvidence(attestation: attestation, keyID: keyID, clientDataHash: clientDataHash, at: time)
+        let evidence = try AttestationEvidence(attestation: attestation, keyID: keyID, clientDataHash: clientDataHash, at: time,
+                                                intermediateCache: intermediateCache)
         for check in AttestationChecks.all {
             if let failure = check.run(self, evidence) { throw failure }
         }
@@ -49,7 +51,8 @@ public struct AttestationVerifier: Sendable {
     public func inspect(attestation: [UInt8], keyID: [UInt8], clientDataHash: [UInt8], at time: Int64) -> VerificationReport {
         let evidence: AttestationEvidence
         do {
-            evidence = try AttestationEvidence(attestation: attestation, keyID: keyID, clientDataHash: clientDataHash, at: time)
+            evidence = try AttestationEvidence(attestation: attestation, keyID: keyID, clientDataHash: clientDataHash, at: time,
+                                                intermediateCache: intermediateCache)
         } catch {
             let steps = [VerificationReport.Step(name: "decode", source: "Apple attestation object", outcome: .failed(error))]
                 + AttestationChecks.all.map { VerificationReport.Step(name: $0.name, source: $0.source, outcome: .notRun) }

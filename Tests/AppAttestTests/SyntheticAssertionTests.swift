@@ -71,6 +71,15 @@ final class SyntheticAssertionTests: XCTestCase {
                                                          storedCounter: 0, appID: self.appID) }, "signature_invalid")
     }
 
+    func testARememberedKeyNeverVerifiesAnotherDevicesAssertion() throws {
+        let first = try self.device(), second = try self.device()
+        let own = try first.assertion(clientDataHash: clientDataHash)
+        XCTAssertEqual(try verifier.verify(assertion: own, publicKey: first.publicKey, clientDataHash: clientDataHash, storedCounter: 0, appID: appID), 1)
+        let foreign = try second.assertion(clientDataHash: clientDataHash)
+        XCTAssertEqual(reason { try self.verifier.verify(assertion: foreign, publicKey: first.publicKey, clientDataHash: self.clientDataHash,
+                                                         storedCounter: 0, appID: self.appID) }, "signature_invalid")
+    }
+
     func testAnotherClientDataHashIsSignatureInvalid() throws {
         let device = try self.device()
         let assertion = try device.assertion(clientDataHash: clientDataHash)

@@ -103,6 +103,21 @@ final class SyntheticAttestationTests: XCTestCase {
                        "certificate_expired")
     }
 
+    func testARememberedIntermediateIsStillCheckedForExpiryAtEachVerification() throws {
+        let anchor = try TestTrustAnchor.generate(rootValidity: (now - 86400 * 365)...(now + 86400 * 3650),
+                                                  intermediateValidity: (now - 86400)...(now + 86400))
+        let device = try self.device(anchor: anchor)
+        let verifier = try self.verifier(root: anchor.root)
+        var knobs = AttestationKnobs()
+        knobs.leafValidity = (now - 3600)...(now + 10 * 86400)
+        let attestation = try device.attestation(clientDataHash: clientDataHash, at: now, knobs: knobs)
+        for _ in 0..<3 {
+            XCTAssertNoThrow(try verifier.verify(attestation: attestation, keyID: device.keyID, clientDataHash: clientDataHash, at: now))
+        }
+        XCTAssertEqual(reason { try verifier.verify(attestation: attestation, keyID: device.keyID, clientDataHash: self.clientDataHash,
+                                                    at: self.now + 2 * 86400) }, "certificate_expired")
+    }
+
     func testAChainOfTheWrongLengthIsChainLengthInvalid() throws {
         let anchor = try self.anchor()
         var leafOnly = AttestationKnobs()
