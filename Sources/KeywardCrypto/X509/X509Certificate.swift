@@ -43,20 +43,25 @@ public final class X509Certificate: @unchecked Sendable {
             clearOpenSSLErrors()
             throw .malformed("not one DER certificate")
         }
-        // From here on `x509` is freed by deinit, even if a later check throws.
-        self.x509 = x509
-        self.der = der
-
-        // Computes OpenSSL's extension cache now, once, so later readers share a finished object.
+        // Every check runs before the first stored property is set: a throwing class initializer
+        // does not run deinit, so `x509` is freed by hand on each refusal.
+        // X509_get_extension_flags computes OpenSSL's extension cache now, once, so later readers
+        // share a finished object.
         let flags = X509_get_extension_flags(x509)
-        extensionFlags = flags
         guard flags & UInt32(EXFLAG_INVALID) == 0 else {
+            X509_free(x509)
             clearOpenSSLErrors()
             throw .malformed("invalid or duplicated extensions")
         }
         guard let notBefore = ASN1Time.unixSeconds(X509_get0_notBefore(x509)),
               let notAfter = ASN1Time.unixSeconds(X509_get0_notAfter(x509))
-        else { throw .malformed("unreadable validity period") }
+        else {
+            X509_free(x509)
+            throw .malformed("unreadable validity period")
+        }
+        self.x509 = x509
+        self.der = der
+        self.extensionFlags = flags
         self.notBefore = notBefore
         self.notAfter = notAfter
         subject = X509Certificate.rfc2253(X509_get_subject_name(x509))
