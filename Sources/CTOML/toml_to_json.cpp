@@ -5,6 +5,23 @@
 
 #include "CTOML.h"
 
+#include <stdexcept>
+
+// toml++ guards its parser's internal invariants with TOML_ASSERT, which is assert() in debug builds
+// (abort on input that trips a parser bug: found by PropertyTests) and, under NDEBUG, an optimizer
+// *assumption* (undefined behaviour when violated). Either is wrong for untrusted configuration text:
+// a violated invariant here throws, and ctoml_parse reports it as a parse error instead.
+namespace ctoml_detail {
+struct internal_check_failed : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+[[noreturn]] inline void check_failed(const char *expression) { throw internal_check_failed(expression); }
+} // namespace ctoml_detail
+#ifdef NDEBUG
+#undef NDEBUG // keep TOML_ASSERT_ASSUME a check (see above), never an assumption
+#endif
+#define TOML_ASSERT(expr) ((expr) ? static_cast<void>(0) : ::ctoml_detail::check_failed(#expr))
+
 #include <toml++/toml.h>
 
 #include <cmath>
@@ -170,6 +187,28 @@ ctoml_result failure(const std::string &message, uint32_t line, uint32_t column)
     return result;
 }
 
+/// The first line whose end, as a prefix of `source`, already trips the toml++ internal check: the
+/// parser reads front to back, so that is where the offending construct is. 0 when none does or the
+/// text is too large to search (this runs only on that rare error path).
+uint32_t locate_internal_failure(std::string_view source) {
+    if (source.size() > (256u << 10)) return 0;
+    uint32_t line = 0;
+    size_t start = 0;
+    while (start < source.size()) {
+        size_t newline = source.find('\n', start);
+        size_t end = newline == std::string_view::npos ? source.size() : newline + 1;
+        ++line;
+        try {
+            (void)toml::parse(source.substr(0, end), std::string_view{});
+        } catch (const ctoml_detail::internal_check_failed &) {
+            return line;
+        } catch (...) {
+        }
+        start = end;
+    }
+    return 0;
+}
+
 } // namespace
 
 extern "C" ctoml_result ctoml_parse(const char *text, size_t length) {
@@ -192,6 +231,9 @@ extern "C" ctoml_result ctoml_parse(const char *text, size_t length) {
         return result;
     } catch (const toml::parse_error &error) {
         return failure(std::string(error.description()), error.source().begin.line, error.source().begin.column);
+    } catch (const ctoml_detail::internal_check_failed &) {
+        std::string_view source(text, length);
+        return failure("malformed value (look for stray brackets, braces or commas)", locate_internal_failure(source), 0);
     } catch (const unsupported_value &error) {
         return failure(error.message, error.line, error.column);
     } catch (const std::bad_alloc &) {

@@ -133,4 +133,14 @@ final class TOMLDocumentTests: XCTestCase {
         XCTAssertEqual(found.first?.line, 2)
         XCTAssertEqual(found.first?.key, "colour")
     }
+
+    /// toml++ 3.3 trips its own internal assertion on a stray `}` inside an array (found by
+    /// PropertyTests): an abort in debug builds, undefined behaviour under NDEBUG. CTOML turns it into
+    /// a located syntax error.
+    func testInputThatTripsTomlPlusPlusInternalCheckIsALocatedSyntaxError() {
+        for (text, line) in [("a = [ 1, } ]\n", 1), ("a = [\n  { x = 1 },\n } { x = 2 },\n]\n", 3)] {
+            let found = errors { _ = try TOMLDocument.parse(text: text, path: "b.toml") }
+            XCTAssertEqual(found.map(\.description), ["b.toml:\(line): TOML syntax: malformed value (look for stray brackets, braces or commas)"])
+        }
+    }
 }
