@@ -52,8 +52,9 @@ enum CheckConfigCommand {
             print("keyward check-config: ok (\(configuration == nil ? "" : configPath + ", ")\(providersPath ?? "-"): \(providerCount) providers)")
             return 0
         }
-        for problem in problems { CLIOutput.error(problem) }
-        CLIOutput.error("keyward check-config: \(problems.count) problem\(problems.count == 1 ? "" : "s")")
+        let lines = problems.flatMap { $0.split(separator: "\n").map(String.init) }
+        for line in lines { CLIOutput.error(line) }
+        CLIOutput.error("keyward check-config: \(lines.count) problem\(lines.count == 1 ? "" : "s")")
         return 1
     }
 }

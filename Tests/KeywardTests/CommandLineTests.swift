@@ -1,0 +1,182 @@
+import Foundation
+import Keyward
+import KeywardCrypto
+import Upstream
+import XCTest
+
+/// The `keyward` executable as operators and newcomers use it (issue 6).
+final class CommandLineTests: XCTestCase {
+    func testDemoRunsEveryStepAndStreamsEventsSeparately() throws {
+        let result = try KeywardBinary.run(["demo"], timeout: 120)
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.contains("All 7 steps passed"), result.stdout)
+        for step in ["challenge", "attest", "assert", "streamed call", "refused path", "rate limit", "revoked device"] {
+            XCTAssertTrue(result.stdout.contains(step), "step \(step) missing")
+        }
+        XCTAssertFalse(result.stdout.contains("FAIL"))
+        // Each event is printed as it arrives, with its arrival time: 300 ms apart, not all at once.
+        let times = result.stdout.split(separator: "\n").compactMap { line -> Double? in
+            guard line.contains("data: "), let plus = line.range(of: "+"), let ms = line.range(of: " ms") else { return nil }
+            return Double(line[plus.upperBound..<ms.lowerBound])
+        }
+        XCTAssertEqual(times.count, 4)
+        for (earlier, later) in zip(times, times.dropFirst()) {
+            XCTAssertGreaterThan(later - earlier, 200, "events did not arrive separately: \(times)")
+        }
+    }
+
+    func testUnknownSubcommandAndFlagAreUsageErrors() throws {
+        XCTAssertEqual(try KeywardBinary.run(["frobnicate"]).status, 2)
+        XCTAssertEqual(try KeywardBinary.run(["check-config", "--no-such-flag"]).status, 2)
+        let help = try KeywardBinary.run(["--help"])
+        XCTAssertEqual(help.status, 0)
+        for name in ["serve", "check-config", "migrate", "devices", "keys", "sessions", "demo", "inspect"] {
+            XCTAssertTrue(help.stdout.contains(name), name)
+        }
+    }
+
+    // MARK: check-config
+
+    static let sessionKeyPEM: String = {
+        (try? ECPrivateKey.generate(.p256).pkcs8PEM) ?? ""
+    }()
+
+    static let shippedSecrets = [
+        "KEYWARD_SESSION_KEY": sessionKeyPEM, "OPENAI_API_KEY": "sk-1", "ANTHROPIC_API_KEY": "sk-2", "GEMINI_API_KEY": "g-3",
+        "GOOGLE_MAPS_API_KEY": "m-4", "STRIPE_RESTRICTED_KEY": "rk-5", "ELEVENLABS_API_KEY": "e-6",
+    ]
+
+    func testCheckConfigAcceptsTheShippedExamples() throws {
+        let root = KeywardBinary.repositoryRoot.path
+        let result = try KeywardBinary.run(
+            ["check-config", "--config", root + "/keyward.toml", "--providers", root + "/providers.toml"], environment: Self.shippedSecrets)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stdout.contains("ok"))
+    }
+
+    func testCheckConfigReportsEachBrokenFileWithFileAndLine() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let good = """
+            [p]
+            base_url = "https://api.example.com"
+            secret = "P_KEY"
+            auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
+            allow = [ { method = "GET", path = "/v1/*" } ]
+            """
+        let keyward = { (extra: String) in "providers_file = \"providers.toml\"\n" + extra }
+        // (keyward.toml, providers.toml, secrets, expected fragment naming file and line)
+        let cases: [(String, String, [String: String], String)] = [
+            (keyward(""), "[p\nbase_url = 1", ["P_KEY": "k"], "providers.toml:1"),
+            (keyward(""), good + "\ncolour = \"blue\"", ["P_KEY": "k"], "providers.toml:6"),
+            (keyward(""), good, [:], "P_KEY"),
+            (keyward(""), good.replacingOccurrences(of: "https://api.example.com", with: "http://api.example.com"), ["P_KEY": "k"], "providers.toml:2"),
+            (keyward(""), good.replacingOccurrences(of: "Bearer {key}", with: "Bearer {key}\\r\\nX-Evil: 1"), ["P_KEY": "k"], "providers.toml:4"),
+            (keyward("[sessions]\nttl_seconds = 5\n"), good, ["P_KEY": "k"], "keyward.toml:3"),
+            (keyward("[sesions]\nttl_seconds = 60\n"), good, ["P_KEY": "k"], "keyward.toml:2"),
+        ]
+        for (index, (keywardText, providersText, secrets, expected)) in cases.enumerated() {
+            let config = try folder.write("keyward.toml", keywardText)
+            _ = try folder.write("providers.toml", providersText)
+            var environment = secrets
+            environment["KEYWARD_SESSION_KEY"] = Self.sessionKeyPEM
+            let result = try KeywardBinary.run(["check-config", "--config", config], environment: environment)
+            XCTAssertEqual(result.status, 1, "case \(index): \(result.stdout)")
+            XCTAssertTrue(result.stderr.contains(expected), "case \(index): expected \(expected) in \(result.stderr)")
+            XCTAssertFalse(result.stderr.contains("\"k\""))
+        }
+    }
+
+    // MARK: serve, SIGHUP, mint, devices
+
+    func testServeReloadsOnSIGHUPKeepingTheOldRegistryWhenTheNewOneIsBroken() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let upstream = FakeProvider(expectedAuthorization: "Bearer up-key")
+        try upstream.start()
+        defer { upstream.stop() }
+        let port = freeLoopbackPort()
+        let adminPort = freeLoopbackPort()
+        let provider = { (name: String, path: String) in
+            """
+            [\(name)]
+            base_url = "http://127.0.0.1:\(upstream.port)"
+            allow_http_loopback = true
+            secret = "UP_KEY"
+            auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
+            allow = [ { method = "GET", path = "\(path)" } ]
+
+            """
+        }
+        let providers = try folder.write("providers.toml", provider("first", "/v1/models"))
+        let config = try folder.write("keyward.toml", """
+            providers_file = "providers.toml"
+            [listen]
+            proxy = "127.0.0.1:\(port)"
+            admin = "127.0.0.1:\(adminPort)"
+            [store]
+            url = "sqlite://\(folder.path)/keyward.db"
+            [apple]
+            team_id = "ABCDE12345"
+            bundle_ids = ["com.example.app"]
+            environment = "production"
+            """)
+        let environment = ["KEYWARD_SESSION_KEY": Self.sessionKeyPEM, "UP_KEY": "up-key"]
+        let minted = try KeywardBinary.run(
+            ["sessions", "mint", "--config", config, "--device", "load-test-1", "--register", "--token-only"], environment: environment)
+        XCTAssertEqual(minted.status, 0, minted.stderr)
+        let token = minted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+
+        let serve = Process()
+        serve.executableURL = URL(fileURLWithPath: KeywardBinary.path)
+        serve.arguments = ["serve", "--config", config]
+        serve.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let logPipe = Pipe()
+        serve.standardError = logPipe
+        let log = LockedData()
+        DispatchQueue.global().async { log.set(logPipe.fileHandleForReading.readDataToEndOfFile()) }
+        try serve.run()
+        defer { if serve.isRunning { serve.terminate() } }
+
+        let client = DemoClient(baseURL: "http://127.0.0.1:\(port)", client: sharedClient)
+        var ready = false
+        for _ in 0..<100 where !ready {
+            ready = (try? client.call("GET", "/healthz").status) == 200
+            if !ready { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        XCTAssertTrue(ready, "serve did not come up")
+        let bearer = ("Authorization", "Bearer " + token)
+        XCTAssertEqual(try client.call("GET", "/p/first/v1/models", headers: [bearer]).status, 200)
+
+        try "[first\nbase_url = ".write(toFile: providers, atomically: true, encoding: .utf8)
+        kill(serve.processIdentifier, SIGHUP)
+        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertEqual(try client.call("GET", "/p/first/v1/models", headers: [bearer]).status, 200, "the old registry must stay")
+
+        try (provider("first", "/v1/models") + provider("second", "/v2/models")).write(toFile: providers, atomically: true, encoding: .utf8)
+        kill(serve.processIdentifier, SIGHUP)
+        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertEqual(try client.call("GET", "/p/second/v2/models", headers: [bearer]).status, 200)
+        XCTAssertEqual(upstream.received.last?.target, "/v2/models")
+
+        // The operator's side of revocation (its effect on live sessions is pinned in ProxyEndToEndTests).
+        let revoked = try KeywardBinary.run(["devices", "revoke", "--config", config, "--id", "load-test-1"], environment: environment)
+        XCTAssertEqual(revoked.status, 0, revoked.stderr)
+        let listed = try KeywardBinary.run(["devices", "list", "--config", config], environment: environment)
+        XCTAssertTrue(listed.stdout.contains("load-test-1"))
+        XCTAssertTrue(listed.stdout.contains("yes"))
+
+        kill(serve.processIdentifier, SIGTERM)
+        serve.waitUntilExit()
+        XCTAssertEqual(serve.terminationStatus, 0)
+        Thread.sleep(forTimeInterval: 0.1)
+        let lines = String(decoding: log.data, as: UTF8.self)
+        XCTAssertTrue(lines.contains("providers_reload_refused"), lines)
+        XCTAssertTrue(lines.contains("providers.toml:"), "the refusal names file and line")
+        XCTAssertTrue(lines.contains("providers_reloaded"))
+        XCTAssertFalse(lines.contains(token), "the session token reached the log")
+        XCTAssertFalse(lines.contains("up-key"), "the provider key reached the log")
+    }
+}
+
+let sharedClient = Upstream.UpstreamClient()
