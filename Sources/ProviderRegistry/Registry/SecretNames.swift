@@ -8,11 +8,11 @@ public enum SecretNames {
     /// reserved too, so new internal secrets never collide with a provider's.
     public static let reserved: Set<String> = [
         "KEYWARD_SESSION_KEY",              // ES256 signing key, PKCS#8 PEM (P-256)
-        "KEYWARD_SESSION_VERIFY_KEYS",      // retired session keys kept for verification
+        "KEYWARD_SESSION_KEYS_RETIRED",     // retired session keys kept for verification (SPKI PEMs)
         "KEYWARD_GOOGLE_SERVICE_ACCOUNT",   // service-account JSON for decodeIntegrityToken
         "KEYWARD_PLAY_DECRYPTION_KEY",      // classic Play Integrity: AES key (base64)
         "KEYWARD_PLAY_VERIFICATION_KEY",    // classic Play Integrity: EC public key (base64)
-        "KEYWARD_ADMIN_TOKEN",
+        "KEYWARD_CONFIG",                   // path of keyward.toml (environment)
         "CREDENTIALS_DIRECTORY",            // systemd's credential directory variable
     ]
 
