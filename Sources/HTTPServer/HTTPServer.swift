@@ -1,7 +1,6 @@
 import CMicroHTTPD
 import CShims
 import Dispatch
-import Synchronization
 
 /// Keyward's listening side: HTTP/1.1 over GNU libmicrohttpd 0.9.75.
 ///
@@ -34,7 +33,7 @@ public final class HTTPServer: Sendable {
     }
 
     private let core: ServerCore
-    private let lifecycle = Mutex(Lifecycle.idle)
+    private let lifecycle = Locked(Lifecycle.idle)
 
     /// - Parameters:
     ///   - configuration: address and bounds.

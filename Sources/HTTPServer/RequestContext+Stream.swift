@@ -87,11 +87,15 @@ extension RequestContext {
     }
 
     /// Installs `onWritable`; fires it at once when it is owed and already due.
-    func setOnWritable(_ callback: (@Sendable () -> Void)?) {
-        shared.withLock { shared in
-            guard shared.stream != nil, !shared.completed else { return }
+    func setOnWritable(_ callback: Callback?) {
+        // The replaced callback is released outside the lock (see `complete`).
+        let replaced = shared.withLock { shared -> Callback? in
+            guard shared.stream != nil, !shared.completed else { return nil }
+            let replaced = shared.stream?.onWritable
             shared.stream?.onWritable = callback
+            return replaced
         }
+        _ = replaced
     }
 
     /// libmicrohttpd asks for up to `capacity` body bytes (worker thread).

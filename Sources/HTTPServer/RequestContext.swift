@@ -1,6 +1,5 @@
 import CMicroHTTPD
 import CShims
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,6 +26,8 @@ final class RequestContext: @unchecked Sendable {
         /// The server answered itself (400/413/431); the connection closes.
         case refused
     }
+
+    typealias Callback = @Sendable () -> Void
 
     enum Suspension {
         case none
@@ -72,7 +73,7 @@ final class RequestContext: @unchecked Sendable {
     var body: [UInt8] = []
     var bodyLimit = 0
 
-    let shared = Mutex(Shared())
+    let shared = Locked(Shared())
 
     init(core: ServerCore, connection: OpaquePointer, socket: Int32, target: String) {
         self.core = core
@@ -157,12 +158,9 @@ final class RequestContext: @unchecked Sendable {
     /// Fires `onClose` when the response was not fully delivered (a stream the
     /// producer aborted excepted: it knows).
     func complete(cleanly: Bool) {
-        // The stream's callbacks are taken out of the state and released only after the lock is
-        // dropped: a callback may hold the last reference to its ResponseStream, whose deinit locks
-        // this same state again.
-        var released: [(@Sendable () -> Void)?] = []
-        defer { released.removeAll() }
-        let onClose = shared.withLock { shared -> (@Sendable () -> Void)? in
+        // Callbacks leave the lock before they are called or released: releasing one may
+        // run a ResponseWriter's or ResponseStream's deinit, which takes this lock again.
+        let (callback, released) = shared.withLock { shared -> (Callback?, [Callback?]) in
             shared.completed = true
             if shared.suspension != .none {
                 // Not expected: MHD completes only running connections.
@@ -184,26 +182,31 @@ final class RequestContext: @unchecked Sendable {
                     delivered = cleanly
                 }
             }
-            released = [shared.onClose, shared.stream?.onWritable]
+            var released: [Callback?] = [shared.onClose]
             if shared.stream != nil {
+                released.append(shared.stream?.onWritable)
                 shared.stream?.onWritable = nil
                 shared.stream?.queue.removeAll()
             }
             shared.endedEarly = !delivered
             let callback = delivered ? nil : shared.onClose
             shared.onClose = nil
-            return callback
+            return (callback, released)
         }
-        onClose?()
+        callback?()
+        _ = released
     }
 
     /// Installs `onClose`; fires it at once when the connection already ended early.
-    func setOnClose(_ callback: (@Sendable () -> Void)?) {
-        let fireNow = shared.withLock { shared -> Bool in
-            if shared.completed { return shared.endedEarly }
+    func setOnClose(_ callback: Callback?) {
+        // The replaced callback is released outside the lock (see `complete`).
+        let (fireNow, replaced) = shared.withLock { shared -> (Bool, Callback?) in
+            if shared.completed { return (shared.endedEarly, nil) }
+            let replaced = shared.onClose
             shared.onClose = callback
-            return false
+            return (false, replaced)
         }
+        _ = replaced
         if fireNow { callback?() }
     }
 

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// The requests whose connections are suspended right now.
 ///
@@ -11,7 +10,7 @@ final class SuspendedConnections: Sendable {
         var members: [ObjectIdentifier: RequestContext] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Records `context` as suspended. - Returns: false once stopping has begun (do not suspend).
     func insert(_ context: RequestContext) -> Bool {

@@ -226,4 +226,24 @@ final class HTTPServerStreamTests: XCTestCase {
         XCTAssertTrue(late.isClosedByServer())
         server.stop()
     }
+
+    func testCallbacksThatHoldTheLastReferenceToTheirStreamAreReleasedSafely() throws {
+        // The stream lives only in its own callbacks: releasing them at completion runs the
+        // stream's deinit, which must not re-enter the request's lock (a trap in debug builds).
+        let server = try startServer { head, _, writer in
+            let stream = writer.startStream(status: 200)
+            stream.onClose = { _ = stream.bufferedBytes }
+            stream.onWritable = { _ = stream.bufferedBytes }
+            stream.write(Array("x".utf8))
+            if head.path == "/finish" { stream.finish() }
+        }
+        let client = try RawClient(port: server.port)
+        XCTAssertEqual(try client.exchange("GET /finish HTTP/1.1\r\nHost: x\r\n\r\n").text, "x")
+        let leaving = try RawClient(port: server.port)
+        try leaving.send("GET /open HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertEqual(try leaving.readHead().status, 200)
+        leaving.closeNow()
+        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertEqual(try client.exchange("GET /finish HTTP/1.1\r\nHost: x\r\n\r\n").text, "x")
+    }
 }
