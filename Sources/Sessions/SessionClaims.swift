@@ -11,6 +11,7 @@ public struct SessionClaims: Sendable, Equatable {
     /// `exp`: expiry, unix seconds; the token is refused from this second on (plus leeway).
     public var exp: Int64
 
+    /// Claims as given (times in unix seconds).
     public init(iss: String, sub: String, plat: String, iat: Int64, exp: Int64) {
         self.iss = iss
         self.sub = sub
@@ -22,5 +23,6 @@ public struct SessionClaims: Sendable, Equatable {
 
 /// The platforms a session can be issued for: the `plat` claim's values.
 public enum SessionPlatform: String, Sendable, CaseIterable {
+    /// `plat` values.
     case ios, android
 }

@@ -38,10 +38,12 @@ public struct SessionError: Error, Sendable, Equatable, CustomStringConvertible 
     /// What went wrong.
     public let kind: Kind
 
+    /// An error of `kind`.
     public init(_ kind: Kind) { self.kind = kind }
 
     /// The stable slug, e.g. `token_expired`.
     public var reason: String { kind.rawValue }
 
+    /// `session refused: <slug>`; never contains the token.
     public var description: String { "session refused: \(kind.rawValue)" }
 }

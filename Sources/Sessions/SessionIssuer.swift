@@ -39,7 +39,7 @@ public final class SessionIssuer: Sendable {
     ///   ``SessionError/Kind/signingFailed`` if OpenSSL fails.
     public func issue(deviceID: String, platform: SessionPlatform, now: Int64) throws(SessionError) -> (token: String, expiresAt: Int64) {
         guard !deviceID.isEmpty else { throw SessionError(.claimsInvalid) }
-        let expiresAt = now + ttlSeconds
+        let expiresAt = SaturatingTime.add(now, ttlSeconds)
         let claims = "{\"iss\":\(JSONText.quoted(issuer)),\"sub\":\(JSONText.quoted(deviceID)),"
             + "\"plat\":\"\(platform.rawValue)\",\"iat\":\(now),\"exp\":\(expiresAt)}"
         let signingInput = encodedHeader + "." + Base64.encodeURL(Array(claims.utf8))

@@ -102,7 +102,7 @@ public final class SessionVerifier: Sendable {
               !payload.sub.isEmpty, SessionPlatform(rawValue: payload.plat) != nil, payload.exp > payload.iat
         else { throw SessionError(.claimsInvalid) }
         guard payload.iss == issuer else { throw SessionError(.issuerMismatch) }
-        guard payload.exp - payload.iat <= maxTTLSeconds else { throw SessionError(.ttlTooLong) }
+        guard SaturatingTime.subtract(payload.exp, payload.iat) <= maxTTLSeconds else { throw SessionError(.ttlTooLong) }
 
         let claims = SessionClaims(iss: payload.iss, sub: payload.sub, plat: payload.plat, iat: payload.iat, exp: payload.exp)
         return VerifiedTokenCache.Entry(claims: claims, nbf: payload.nbf)
@@ -113,9 +113,10 @@ public final class SessionVerifier: Sendable {
     private func checkTime(_ entry: VerifiedTokenCache.Entry, now: Int64) -> Result<SessionClaims, SessionError> {
         let claims = entry.claims
         // RFC 7519 §4.1.4: not accepted on or after exp.
-        if now >= claims.exp + leewaySeconds { return .failure(SessionError(.tokenExpired)) }
-        if let nbf = entry.nbf, nbf > now + leewaySeconds { return .failure(SessionError(.tokenNotYetValid)) }
-        if claims.iat > now + leewaySeconds { return .failure(SessionError(.tokenIssuedInFuture)) }
+        let latestAcceptedStart = SaturatingTime.add(now, leewaySeconds)
+        if now >= SaturatingTime.add(claims.exp, leewaySeconds) { return .failure(SessionError(.tokenExpired)) }
+        if let nbf = entry.nbf, nbf > latestAcceptedStart { return .failure(SessionError(.tokenNotYetValid)) }
+        if claims.iat > latestAcceptedStart { return .failure(SessionError(.tokenIssuedInFuture)) }
         return .success(claims)
     }
 }

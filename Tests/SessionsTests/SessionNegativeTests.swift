@@ -149,6 +149,14 @@ final class SessionNegativeTests: XCTestCase {
         assertRefused(try es256("not json", validClaims), "token_malformed")
     }
 
+    func testExtremeTimeClaimsAreRefusedWithoutOverflow() throws {
+        assertRefused(try es256(TokenForge.header(), TokenForge.claims(iat: -1, exp: .max)), "ttl_too_long")
+        assertRefused(try es256(TokenForge.header(), TokenForge.claims(iat: .min, exp: 0)), "ttl_too_long")
+        let huge = SessionVerifier(keys: keys, issuer: issuerName, maxTTLSeconds: .max)
+        assertRefused(try es256(TokenForge.header(), TokenForge.claims(iat: .max - 10, exp: .max)), "token_issued_in_future", verifier: huge)
+        assertRefused(try es256(TokenForge.header(), TokenForge.claims(iat: now, exp: .max, nbf: .max)), at: .max, "token_expired", verifier: huge)
+    }
+
     func testClaimsOfTheWrongShapeAreRefused() throws {
         for claims in [
             "{\"iss\":\"\(issuerName)\",\"sub\":\"d\",\"plat\":\"ios\",\"iat\":\(now)}",                       // no exp

@@ -1,7 +1,9 @@
 /// The NIST curves Keyward uses: P-256 (ES256, App Attest leaves, sessions) and P-384 (Apple's
 /// App Attestation root and intermediate).
 public enum ECCurve: String, Sendable, Equatable, CaseIterable {
+    /// NIST P-256 (secp256r1, prime256v1).
     case p256 = "P-256"
+    /// NIST P-384 (secp384r1).
     case p384 = "P-384"
 
     /// Bytes of one coordinate (and of R or S in a raw signature): 32 or 48.

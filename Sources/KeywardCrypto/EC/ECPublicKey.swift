@@ -105,10 +105,12 @@ public struct ECPublicKey: Sendable, Equatable, Hashable {
         return ECDSAOperations.verify(key: key, digest: curve.digest(message), der: der)
     }
 
+    /// Same curve and same point.
     public static func == (lhs: ECPublicKey, rhs: ECPublicKey) -> Bool {
         lhs.curve == rhs.curve && lhs.x962 == rhs.x962
     }
 
+    /// Hashes the point (consistent with `==`).
     public func hash(into hasher: inout Hasher) {
         hasher.combine(x962)
     }

@@ -22,6 +22,7 @@ public enum CryptoError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// A description for people; never contains key material or data.
     public var description: String {
         switch self {
         case .invalidKey(let detail): "invalid key: \(detail)"

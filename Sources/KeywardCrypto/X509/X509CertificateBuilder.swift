@@ -9,6 +9,7 @@ public struct X509Extension: Sendable, Equatable {
     /// The extension's own DER, placed inside the extnValue OCTET STRING.
     public var value: [UInt8]
 
+    /// - Parameters: oid dotted; critical flag; value the extension's DER (without the OCTET STRING wrapper).
     public init(oid: String, critical: Bool, value: [UInt8]) {
         self.oid = oid
         self.critical = critical
@@ -18,6 +19,7 @@ public struct X509Extension: Sendable, Equatable {
 
 /// The digest a certificate is signed with: ecdsa-with-SHA256 or ecdsa-with-SHA384 (RFC 5758 §3.2).
 public enum X509SignatureDigest: Sendable {
+    /// ecdsa-with-SHA256 / ecdsa-with-SHA384.
     case sha256, sha384
 }
 

@@ -23,6 +23,7 @@ public enum X509Error: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// A description for people; never contains certificate bytes.
     public var description: String {
         switch self {
         case .untrusted(let detail): "chain untrusted: \(detail)"
