@@ -176,4 +176,24 @@ final class ProviderRegistryLoadingTests: XCTestCase {
     func testEmptyFileHasNoProviders() {
         XCTAssertEqual(configErrors { _ = try registry("") }.map(\.description), ["p.toml:1: no providers: add a [name] table per provider"])
     }
+
+    func testArrayOfTablesSyntaxIsLocatedToo() {
+        let text = """
+        [demo]
+        base_url = "https://api.example.com"
+        secret = "DEMO_KEY"
+        auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
+
+        [[demo.allow]]
+        method = "GET"
+        path = "/v1/models"
+
+        [[demo.allow]]
+        method = "GET"
+        path = "/v1/models/*x"
+        """
+        XCTAssertEqual(configErrors { _ = try registry(text) }.map(\.description), [
+            "p.toml:12: demo.allow[1].path: * must be a whole segment (it matches one or more segments)",
+        ])
+    }
 }
