@@ -1,3 +1,4 @@
+import Foundation
 import KeywardCrypto
 import XCTest
 
@@ -41,6 +42,17 @@ final class Base64Tests: XCTestCase {
     func testDecodeRefusesMalformedText() {
         for bad in ["Z", "Zg=", "Zg===", "Z===", "Zm9v=", "Zm9v====", "Zm 9v", "Zm9v\n", "Zm=v", "=Zm9", "Zm9v!A==", "Zh==", "Zm9=", "Zm9vYh"] {
             XCTAssertNil(Base64.decode(bad), "accepted \(bad.debugDescription)")
+        }
+    }
+
+    func testEncodingAgreesWithFoundationOnRandomInputs() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<300 {
+            let bytes = (0..<Int.random(in: 0...100, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let foundation = Data(bytes).base64EncodedString()
+            XCTAssertEqual(Base64.encode(bytes), foundation)
+            XCTAssertEqual(Base64.decode(foundation), bytes)
+            XCTAssertEqual(Data(base64Encoded: Base64.encode(bytes)).map { [UInt8]($0) }, bytes)
         }
     }
 

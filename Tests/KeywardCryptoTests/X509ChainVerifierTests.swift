@@ -124,4 +124,40 @@ final class X509ChainVerifierTests: XCTestCase {
         }
         XCTAssertEqual(verifier.memoizedChainCount, 2)
     }
+
+    func testLeafWithUnknownCriticalExtensionIsRefusedOnBothPaths() throws {
+        let chain = try TestChain()
+        let key = try ECPrivateKey.generate(.p256)
+        let critical = try X509CertificateBuilder(commonName: "critical", publicKey: key.publicKey,
+                                                  notBefore: TestChain.start, notAfter: TestChain.start + 30 * TestChain.day,
+                                                  extensions: [X509Extension(oid: "1.3.6.1.4.1.55555.1", critical: true, value: [0x05, 0x00])])
+            .signed(by: chain.intermediate, issuerKey: chain.intermediateKey)
+        let verifier = X509ChainVerifier(trustedRoot: chain.root)
+        assertRefused(chain, verifier: verifier, leaf: critical, at: now, reason: "chain_untrusted")
+        XCTAssertNoThrow(try verifier.verify(leaf: chain.leaf, intermediates: [chain.intermediate], at: now))
+        XCTAssertEqual(verifier.memoizedChainCount, 1)
+        // The memo's short path must not accept what the full path refuses.
+        assertRefused(chain, verifier: verifier, leaf: critical, at: now, reason: "chain_untrusted")
+    }
+
+    func testIntermediateWithPathLengthZeroCannotIssueAnotherCA() throws {
+        let chain = try TestChain()
+        let subKey = try ECPrivateKey.generate(.p384)
+        // basicConstraints SEQUENCE { cA TRUE, pathLenConstraint 0 }
+        let pathLenZero = X509Extension(oid: "2.5.29.19", critical: true, value: [0x30, 0x06, 0x01, 0x01, 0xFF, 0x02, 0x01, 0x00])
+        let constrained = try X509CertificateBuilder(commonName: "Constrained CA", publicKey: chain.intermediateKey.publicKey,
+                                                     notBefore: TestChain.start, notAfter: TestChain.start + 100 * TestChain.day,
+                                                     isCA: true, extensions: [pathLenZero])
+            .signed(by: chain.root, issuerKey: chain.rootKey, digest: .sha384)
+        let sub = try X509CertificateBuilder(commonName: "Sub CA", publicKey: subKey.publicKey,
+                                             notBefore: TestChain.start, notAfter: TestChain.start + 100 * TestChain.day, isCA: true)
+            .signed(by: constrained, issuerKey: chain.intermediateKey, digest: .sha384)
+        let leaf = try TestChain.leaf(key: chain.leafKey, validity: TestChain.start...(TestChain.start + 30 * TestChain.day),
+                                      issuer: sub, issuerKey: subKey)
+        assertRefused(chain, intermediates: [sub, constrained], leaf: leaf, at: now, reason: "chain_untrusted")
+        // The same leaf shape directly under the constrained CA is fine.
+        let direct = try TestChain.leaf(key: chain.leafKey, validity: TestChain.start...(TestChain.start + 30 * TestChain.day),
+                                        issuer: constrained, issuerKey: chain.intermediateKey)
+        XCTAssertNoThrow(try X509ChainVerifier(trustedRoot: chain.root).verify(leaf: direct, intermediates: [constrained], at: now))
+    }
 }

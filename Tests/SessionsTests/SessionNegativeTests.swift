@@ -169,4 +169,42 @@ final class SessionNegativeTests: XCTestCase {
             assertRefused(try es256(TokenForge.header(), claims), "claims_invalid")
         }
     }
+
+    func testSeededMutationsOfAValidTokenAreAllRefusedWithASlug() throws {
+        let token = Array(try es256(TokenForge.header(), validClaims).utf8)
+        var generator = SplitMix64(seed: 0x5E55_1015)
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.=+/ ".utf8)
+        var refused = 0
+        for _ in 0..<300 {
+            var mutated = token
+            let position = Int(generator.next() % UInt64(mutated.count))
+            switch generator.next() % 3 {
+            case 0: mutated[position] = alphabet[Int(generator.next() % UInt64(alphabet.count))]
+            case 1: mutated.remove(at: position)
+            default: mutated.insert(alphabet[Int(generator.next() % UInt64(alphabet.count))], at: position)
+            }
+            if mutated == token { continue }
+            do {
+                _ = try verifier.verify(String(decoding: mutated, as: UTF8.self), now: now)
+                XCTFail("accepted a mutated token")
+            } catch {
+                XCTAssertFalse(error.reason.isEmpty)
+                refused += 1
+            }
+        }
+        XCTAssertGreaterThan(refused, 250)
+    }
+}
+
+/// A tiny deterministic generator (SplitMix64) so mutation tests replay exactly.
+struct SplitMix64 {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }
