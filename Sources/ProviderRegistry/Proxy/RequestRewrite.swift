@@ -3,7 +3,8 @@ public enum RequestRewrite {
     /// The upstream request headers, in this order (issue 4):
     /// 1. the client's headers in their order, minus hop-by-hop fields (RFC 9110 §7.6.1) including
     ///    those named by `Connection`, `Authorization`, `Proxy-Authorization`, `Cookie`, `Forwarded`,
-    ///    `X-Forwarded-*`, `X-Real-IP`, `X-Keyward-*`, `Host`, `Content-Length`, `Expect`, every common
+    ///    `X-Forwarded-*`, `X-Real-IP` and the other client-address fields of
+    ///    `HeaderRules.clientAddressHeaders`, `X-Keyward-*`, `Host`, `Content-Length`, `Expect`, every common
     ///    key header (`x-api-key`, `api-key`, `x-goog-api-key`, `xi-api-key`), the provider's own auth
     ///    header and the names of its fixed headers — all in any letter case;
     /// 2. `Host` for the provider;

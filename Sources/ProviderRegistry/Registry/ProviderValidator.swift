@@ -137,7 +137,7 @@ struct ProviderValidator {
             fail("\(role) name must be an HTTP token (RFC 9110 §5.6.2)", at)
             return false
         }
-        let reserved = HeaderRules.hopByHop + ["host", "content-length", "cookie", "forwarded", "x-real-ip", "expect"]
+        let reserved = HeaderRules.hopByHop + HeaderRules.clientAddressHeaders + ["host", "content-length", "cookie", "expect"]
         if HeaderRules.matches(name, names: reserved, prefixes: HeaderRules.requestDroppedPrefixes) {
             fail("\(name) cannot be set by a provider (hop-by-hop, framing, cookie or forwarding header)", at)
             return false
