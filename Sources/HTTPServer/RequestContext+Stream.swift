@@ -39,6 +39,12 @@ extension RequestContext {
             deliverFailedStream()
             return true
         }
+        // libmicrohttpd 0.9.75 follows the head of a bodiless chunked response (HEAD, 204, 304)
+        // with a stray "0\r\n\r\n": close the connection after it so no client reads it as the
+        // next response. (`head` is written before the handler runs and never after.)
+        if declaredLength == nil, head?.method == "HEAD" || status == 204 || status == 304 {
+            _ = MHD_add_response_header(pointer, "Connection", "close")
+        }
         deliver(response)
         return true
     }

@@ -246,4 +246,29 @@ final class HTTPServerStreamTests: XCTestCase {
         Thread.sleep(forTimeInterval: 0.5)
         XCTAssertEqual(try client.exchange("GET /finish HTTP/1.1\r\nHost: x\r\n\r\n").text, "x")
     }
+
+    func testHeadRequestToAStreamGetsTheHeadOnlyAndTheProducerIsToldToStop() throws {
+        let closed = DispatchSemaphore(value: 0)
+        let producers = Box<[ResponseStream]>([])
+        let server = try startServer { head, _, writer in
+            let stream = writer.startStream(status: 200, headers: [("Content-Type", "text/event-stream")])
+            stream.onClose = { closed.signal() }
+            producers.mutate { $0.append(stream) }   // a producer still holding its stream
+            if head.method != "HEAD" {
+                stream.write(Array("body".utf8))
+                stream.finish()
+            }
+        }
+        let client = try RawClient(port: server.port)
+        try client.send("HEAD / HTTP/1.1\r\nHost: x\r\n\r\n")
+        let response = try client.readResponse(headRequest: true)
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(response.header("Content-Type"), "text/event-stream")
+        XCTAssertEqual(response.header("Connection")?.lowercased(), "close")
+        // No body is sent for HEAD (RFC 9110 §9.3.2): the producer learns it through onClose.
+        XCTAssertEqual(closed.wait(timeout: .now() + 2), .success)
+        // libmicrohttpd's stray chunk terminator after a HEAD head must not poison a next response.
+        let next = try RawClient(port: server.port)
+        XCTAssertEqual(try next.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n").text, "body")
+    }
 }
