@@ -81,7 +81,8 @@ public final class X509Certificate: @unchecked Sendable {
         }
     }
 
-    /// Parses one PEM certificate (`-----BEGIN CERTIFICATE-----`, RFC 7468 §5).
+    /// Parses the first PEM certificate block (`-----BEGIN CERTIFICATE-----`, RFC 7468 §5) in
+    /// `pem`; text before it and anything after it are ignored (for pinned constants and files).
     /// - Throws: ``X509Error/malformed(_:)`` if there is no readable certificate block.
     public convenience init(pem: String) throws(X509Error) {
         let der: [UInt8]
