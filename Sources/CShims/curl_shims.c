@@ -1,3 +1,6 @@
+#define _GNU_SOURCE  // pthread_setname_np
+#include <pthread.h>
+#include <string.h>
 #include "curl_shims.h"
 
 CURLcode kw_curl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
@@ -41,4 +44,11 @@ int kw_curl_msg_done(const CURLMsg *message, CURL **handle, CURLcode *result) {
     if (message->msg != CURLMSG_DONE) return 0;
     *result = message->data.result;
     return 1;
+}
+
+void kw_set_current_thread_name(const char *name) {
+    char truncated[16];
+    strncpy(truncated, name, sizeof truncated - 1);
+    truncated[sizeof truncated - 1] = '\0';
+    pthread_setname_np(pthread_self(), truncated);
 }

@@ -8,9 +8,9 @@ import Synchronization
 /// Other threads never touch the multi handle: they append to the inbox (start, resume, cancel,
 /// shut down) and call `curl_multi_wakeup`, the one multi function documented as callable from any
 /// thread (https://curl.se/libcurl/c/curl_multi_wakeup.html). The loop drains the inbox, runs
-/// `curl_multi_perform`, completes finished transfers, fires idle timeouts, and sleeps in
-/// `curl_multi_poll` until a socket is ready, libcurl's own timer is due, the nearest idle deadline
-/// passes, or a wakeup arrives. Handlers are called from here.
+/// `curl_multi_perform`, completes finished transfers, fires connect and idle timeouts, and sleeps in
+/// `curl_multi_poll` until a socket is ready, libcurl's own timer is due, the nearest transfer
+/// deadline passes, or a wakeup arrives. Handlers are called from here.
 final class MultiLoop: @unchecked Sendable {
     /// Requests from other threads, guarded by the mutex.
     private struct Inbox {
@@ -48,7 +48,6 @@ final class MultiLoop: @unchecked Sendable {
             _ = kw_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, configuration.connectionCacheSize)
         }
         let thread = Thread { [self] in run() }
-        thread.name = "kw-upstream"  // for `top -H` and debuggers; Linux keeps 15 bytes
         thread.start()
     }
 
@@ -92,6 +91,7 @@ final class MultiLoop: @unchecked Sendable {
     // MARK: The loop (loop thread only)
 
     private func run() {
+        kw_set_current_thread_name("kw-upstream")  // for `top -H`, perf and debuggers
         loopThreadID.store(UInt(pthread_self()), ordering: .releasing)
         var running: Int32 = 0
         while true {
@@ -111,7 +111,7 @@ final class MultiLoop: @unchecked Sendable {
             _ = curl_multi_perform(multi, &running)
             completeFinished()
             let now = MonotonicClock.nowMs()
-            let nextDeadline = expireIdle(now: now)
+            let nextDeadline = expireDeadlines(now: now)
             // curl_multi_poll shortens this to libcurl's own next timer; cap at 1 s as a safety net.
             let waitMs = nextDeadline.map { max(0, min($0 - now + 1, 1000)) } ?? 1000
             _ = curl_multi_poll(multi, nil, 0, Int32(waitMs), nil)
@@ -126,6 +126,7 @@ final class MultiLoop: @unchecked Sendable {
             } else if state.cancelRequested.load(ordering: .relaxed) {
                 complete(state, .cancelled)
             } else if let easy = state.easy, curl_multi_add_handle(multi, easy) == CURLM_OK {
+                state.started(now: now)
                 active[ObjectIdentifier(state)] = state
             } else {
                 complete(state, .protocolError("curl_multi_add_handle failed"))
@@ -153,19 +154,20 @@ final class MultiLoop: @unchecked Sendable {
         }
     }
 
-    /// Fails the transfers whose idle deadline has passed; returns the nearest deadline still pending.
-    private func expireIdle(now: Int64) -> Int64? {
+    /// Fails the transfers whose own deadline (connect window, idle window) has passed; returns the
+    /// nearest deadline still pending.
+    private func expireDeadlines(now: Int64) -> Int64? {
         var nearest: Int64?
-        var expired: [TransferState] = []
+        var expired: [(TransferState, UpstreamError)] = []
         for state in active.values {
-            guard let deadline = state.idleDeadlineMs else { continue }
-            if deadline < now {
-                expired.append(state)
-            } else if nearest.map({ deadline < $0 }) ?? true {
-                nearest = deadline
+            guard let deadline = state.deadline else { continue }
+            if deadline.atMs < now {
+                expired.append((state, deadline.error))
+            } else if nearest.map({ deadline.atMs < $0 }) ?? true {
+                nearest = deadline.atMs
             }
         }
-        for state in expired { finish(state, .timeout) }
+        for (state, error) in expired { finish(state, error) }
         return nearest
     }
 

@@ -19,6 +19,10 @@ final class TransferState: @unchecked Sendable {
     var setupError: UpstreamError?
     /// Idle window in milliseconds (0 = none), from the request.
     let idleTimeoutMs: Int64
+    /// Connect window in milliseconds, from the request, counted from `startedAtMs`.
+    let connectTimeoutMs: Int64
+    /// Monotonic milliseconds when the handle joined the multi.
+    private(set) var startedAtMs: Int64 = 0
 
     /// Set by `cancel()` on any thread; callbacks then abort the transfer.
     let cancelRequested = Atomic<Bool>(false)
@@ -37,8 +41,9 @@ final class TransferState: @unchecked Sendable {
     /// An error a callback recorded before aborting the transfer (parse failure, cancellation).
     private(set) var callbackFailure: UpstreamError?
 
-    init(handler: any UpstreamResponseHandler, idleTimeoutMs: Int) {
+    init(handler: any UpstreamResponseHandler, connectTimeoutMs: Int, idleTimeoutMs: Int) {
         self.handler = handler
+        self.connectTimeoutMs = Int64(max(1, connectTimeoutMs))
         self.idleTimeoutMs = Int64(max(0, idleTimeoutMs))
     }
 
@@ -50,6 +55,9 @@ final class TransferState: @unchecked Sendable {
     static func from(_ opaque: UnsafeMutableRawPointer) -> TransferState {
         Unmanaged<TransferState>.fromOpaque(opaque).takeUnretainedValue()
     }
+
+    /// Records when the handle joined the multi: the connect window starts here.
+    func started(now: Int64) { startedAtMs = now }
 
     // MARK: libcurl callbacks (multi thread)
 
@@ -113,12 +121,17 @@ final class TransferState: @unchecked Sendable {
         return curl_easy_pause(easy, kw_curl_pause_cont()) == CURLE_OK
     }
 
-    /// The idle deadline in monotonic milliseconds (the transfer expires once the clock is past it:
-    /// millisecond truncation then never cuts a window short), or nil when no idle timer runs: no window set,
-    /// the connection not ready yet (libcurl's connect timeout applies), or the handler paused.
-    var idleDeadlineMs: Int64? {
-        guard idleTimeoutMs > 0, isConnected, !handlerPaused else { return nil }
-        return lastActivityMs + idleTimeoutMs
+    /// The loop's own timer, in monotonic milliseconds, and the error it ends the transfer with once
+    /// the clock is past it (strictly: millisecond truncation then never cuts a window short):
+    /// - before a connection is ready, `startedAtMs + connectTimeoutMs` → `.connect`. libcurl 7.88
+    ///   starts its CURLOPT_CONNECTTIMEOUT only when it begins connecting, so a transfer queued behind
+    ///   CURLMOPT_MAX_HOST_CONNECTIONS would otherwise wait without limit;
+    /// - afterwards, `lastActivityMs + idleTimeoutMs` → `.timeout`, not while the handler holds a pause;
+    /// - nil when no timer runs.
+    var deadline: (atMs: Int64, error: UpstreamError)? {
+        if !isConnected { return (startedAtMs + connectTimeoutMs, .connect) }
+        guard idleTimeoutMs > 0, !handlerPaused else { return nil }
+        return (lastActivityMs + idleTimeoutMs, .timeout)
     }
 
     /// The error for a transfer libcurl finished with `code`.

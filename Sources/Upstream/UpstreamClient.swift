@@ -54,7 +54,8 @@ public final class UpstreamClient: Sendable {
     /// - Returns: the transfer, to `resume()` after back-pressure or to `cancel()`.
     @discardableResult
     public func start(_ request: UpstreamRequest, handler: any UpstreamResponseHandler) -> UpstreamTransfer {
-        let state = TransferState(handler: handler, idleTimeoutMs: request.idleTimeoutMs)
+        let state = TransferState(
+            handler: handler, connectTimeoutMs: request.connectTimeoutMs, idleTimeoutMs: request.idleTimeoutMs)
         do {
             try EasyHandleSetup.configure(state, request: request, configuration: configuration)
         } catch {

@@ -35,3 +35,7 @@ int kw_curl_pause_cont(void);
 /// The CURLMsg fields Swift cannot read through the union: the easy handle and, for CURLMSG_DONE,
 /// its result. Returns 1 for a CURLMSG_DONE message, 0 for any other message.
 int kw_curl_msg_done(const CURLMsg *message, CURL **handle, CURLcode *result);
+
+/// Names the calling thread (pthread_setname_np, a GNU extension Swift's Glibc module does not
+/// expose) — for the Upstream multi thread. Linux keeps the first 15 bytes.
+void kw_set_current_thread_name(const char *name);

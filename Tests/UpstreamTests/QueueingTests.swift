@@ -1,0 +1,49 @@
+import Foundation
+import XCTest
+@testable import Upstream
+
+/// Transfers beyond the per-host limit wait for a connection; the wait counts toward the connect timeout.
+final class QueueingTests: XCTestCase {
+    func testTransferQueuedBehindTheHostLimitWaitsThenRuns() throws {
+        let server = try TestUpstreamServer { request, conn in
+            if request.target == "/slow" { Thread.sleep(forTimeInterval: 0.3) }
+            conn.respond(status: 200, body: Array(request.target.utf8))
+        }
+        defer { server.stop() }
+        let client = UpstreamClient(maxConnectionsPerHost: 1)
+        defer { client.shutdown() }
+
+        let slow = RecordingHandler()
+        let queued = RecordingHandler()
+        client.start(UpstreamRequest(url: "http://127.0.0.1:\(server.port)/slow"), handler: slow)
+        client.start(UpstreamRequest(url: "http://127.0.0.1:\(server.port)/next"), handler: queued)
+        XCTAssertTrue(queued.waitForCompletion())
+        XCTAssertTrue(slow.waitForCompletion())
+
+        XCTAssertEqual(queued.snapshot.body, Array("/next".utf8))
+        let slowDone = try XCTUnwrap(slow.snapshot.completedAt)
+        XCTAssertLessThanOrEqual(slowDone, try XCTUnwrap(queued.snapshot.completedAt))
+        XCTAssertEqual(server.connectionCount, 1)
+    }
+
+    func testQueueWaitLongerThanTheConnectTimeoutIsConnect() throws {
+        let server = try TestUpstreamServer { request, conn in
+            Thread.sleep(forTimeInterval: 0.8)
+            conn.respond(status: 200)
+        }
+        defer { server.stop() }
+        let client = UpstreamClient(maxConnectionsPerHost: 1)
+        defer { client.shutdown() }
+
+        let holder = RecordingHandler()
+        let queued = RecordingHandler()
+        client.start(UpstreamRequest(url: "http://127.0.0.1:\(server.port)/hold"), handler: holder)
+        Thread.sleep(forTimeInterval: 0.05)
+        client.start(UpstreamRequest(url: "http://127.0.0.1:\(server.port)/q", connectTimeoutMs: 200), handler: queued)
+        XCTAssertTrue(queued.waitForCompletion(timeout: 3))
+        XCTAssertTrue(holder.waitForCompletion(timeout: 3))
+
+        XCTAssertEqual(queued.snapshot.error, .connect)
+        XCTAssertNil(holder.snapshot.error)
+    }
+}

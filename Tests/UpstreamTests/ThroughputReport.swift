@@ -1,0 +1,67 @@
+import Dispatch
+import Foundation
+import Synchronization
+import XCTest
+@testable import Upstream
+
+/// Not a timed test: prints requests/s through the client, only when asked.
+///
+///     KEYWARD_UPSTREAM_THROUGHPUT=1 swift test --filter UpstreamTests.ThroughputReport            # the test origin
+///     KEYWARD_UPSTREAM_THROUGHPUT=http://127.0.0.1:8080/ swift test --filter UpstreamTests.ThroughputReport
+///
+/// The built-in origin is a thread-per-connection test server, so with it the figure is a floor.
+final class ThroughputReport: XCTestCase {
+    func testReportRequestsPerSecond() throws {
+        guard let setting = ProcessInfo.processInfo.environment["KEYWARD_UPSTREAM_THROUGHPUT"] else {
+            throw XCTSkip("set KEYWARD_UPSTREAM_THROUGHPUT to measure")
+        }
+        var server: TestUpstreamServer?
+        let url: String
+        if setting.hasPrefix("http") {
+            url = setting
+        } else {
+            let origin = try TestUpstreamServer { _, conn in conn.respond(status: 200, body: Array("ok".utf8)) }
+            server = origin
+            url = "http://127.0.0.1:\(origin.port)/"
+        }
+        defer { server?.stop() }
+        let total = Int(ProcessInfo.processInfo.environment["KEYWARD_UPSTREAM_REQUESTS"] ?? "") ?? 20_000
+        let inFlight = Int(ProcessInfo.processInfo.environment["KEYWARD_UPSTREAM_CONCURRENCY"] ?? "") ?? 32
+        let client = UpstreamClient(maxConnectionsPerHost: inFlight)
+        defer { client.shutdown() }
+
+        /// Starts the next request from each completion, keeping `inFlight` transfers running.
+        final class Driver: UpstreamResponseHandler, @unchecked Sendable {
+            let client: UpstreamClient
+            let url: String
+            let remaining: Atomic<Int>
+            let finished = Atomic<Int>(0)
+            let failures = Atomic<Int>(0)
+            let total: Int
+            let done = DispatchSemaphore(value: 0)
+            init(client: UpstreamClient, url: String, total: Int) {
+                self.client = client
+                self.url = url
+                self.total = total
+                self.remaining = Atomic(total)
+            }
+            func launch() {
+                guard remaining.subtract(1, ordering: .relaxed).newValue >= 0 else { return }
+                client.start(UpstreamRequest(url: url), handler: self)
+            }
+            func upstreamHead(status: Int, headers: [(String, String)]) {}
+            func upstreamBody(_ chunk: UnsafeRawBufferPointer) -> Bool { true }
+            func upstreamComplete(_ error: UpstreamError?, afterHead: Bool) {
+                if error != nil { failures.add(1, ordering: .relaxed) }
+                if finished.add(1, ordering: .relaxed).newValue == total { done.signal() } else { launch() }
+            }
+        }
+        let driver = Driver(client: client, url: url, total: total)
+        let started = Date()
+        for _ in 0..<inFlight { driver.launch() }
+        XCTAssertEqual(driver.done.wait(timeout: .now() + 300), .success)
+        let seconds = Date().timeIntervalSince(started)
+        print(String(format: "upstream throughput: %d requests, %d in flight, %.0f req/s, %d failures, %d connections",
+                     total, inFlight, Double(total) / seconds, driver.failures.load(ordering: .relaxed), server?.connectionCount ?? -1))
+    }
+}
