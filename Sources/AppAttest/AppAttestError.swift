@@ -42,6 +42,7 @@ public struct AppAttestError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The reason slug (`code.rawValue`), e.g. `nonce_mismatch`.
     public var reason: String { code.rawValue }
 
+    /// An error with `code` and a description that names fields, never their values.
     public init(_ code: Code, _ description: String) {
         self.code = code
         self.description = description

@@ -27,9 +27,11 @@ public struct AuthenticatorData: Sendable, Equatable {
         public let credentialPublicKey: CBORValue
     }
 
-    /// WebAuthn flag bits (§6.1).
+    /// WebAuthn flag bit UP, user present (§6.1).
     public static let userPresentFlag: UInt8 = 0x01
+    /// WebAuthn flag bit AT, attested credential data included (§6.1).
     public static let attestedCredentialDataFlag: UInt8 = 0x40
+    /// WebAuthn flag bit ED, extension data included (§6.1).
     public static let extensionDataFlag: UInt8 = 0x80
 
     /// The whole authenticatorData as received: the nonce is computed over these exact bytes.

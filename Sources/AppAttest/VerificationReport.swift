@@ -13,10 +13,14 @@ public struct VerificationReport: Sendable {
 
     /// One step: a stable name (`certificate_chain`), its source (`Apple attestation step 1`), and outcome.
     public struct Step: Sendable {
+        /// Stable step name, e.g. `nonce`.
         public let name: String
+        /// Where the step comes from, e.g. `Apple attestation steps 2-4`.
         public let source: String
+        /// What happened.
         public let outcome: Outcome
 
+        /// A step as the verifiers (or a caller reporting its own decoding) record it.
         public init(name: String, source: String, outcome: Outcome) {
             self.name = name
             self.source = source
@@ -29,6 +33,7 @@ public struct VerificationReport: Sendable {
     /// The steps in the order they are checked.
     public let steps: [Step]
 
+    /// A report of `kind` (`attestation` or `assertion`) with `steps` in order.
     public init(kind: String, steps: [Step]) {
         self.kind = kind
         self.steps = steps

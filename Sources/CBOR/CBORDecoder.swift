@@ -18,6 +18,7 @@ public struct CBORDecoder: Sendable {
         /// Most elements in one array, or entries in one map.
         public var maxCollectionCount: Int
 
+        /// Defaults suit generic small documents; App Attest's parsers pass tighter ones.
         public init(maxDepth: Int = 16, maxStringLength: Int = 1 << 20, maxCollectionCount: Int = 1 << 16) {
             self.maxDepth = maxDepth
             self.maxStringLength = maxStringLength
@@ -25,8 +26,10 @@ public struct CBORDecoder: Sendable {
         }
     }
 
+    /// The bounds this decoder enforces.
     public let limits: Limits
 
+    /// A decoder enforcing `limits`.
     public init(limits: Limits = Limits()) {
         self.limits = limits
     }

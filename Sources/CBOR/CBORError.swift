@@ -44,6 +44,7 @@ public enum CBORError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The reason and offset, e.g. `CBOR duplicate_map_key at byte 4`.
     public var description: String {
         if case .unsupported(_, let what) = self {
             return "CBOR \(reason) (\(what)) at byte \(offset)"

@@ -28,9 +28,12 @@ public indirect enum CBORValue: Sendable, Hashable {
 
 /// One key/value pair of a CBOR map.
 public struct CBORMapEntry: Sendable, Hashable {
+    /// The entry's key (unique within its map once decoded).
     public let key: CBORValue
+    /// The entry's value.
     public let value: CBORValue
 
+    /// An entry for building maps to encode.
     public init(key: CBORValue, value: CBORValue) {
         self.key = key
         self.value = value

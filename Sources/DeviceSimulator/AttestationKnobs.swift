@@ -45,6 +45,7 @@ public struct AttestationKnobs: Sendable {
     /// Whether to set the ED flag (0x80) in authenticatorData.
     public var extensionDataFlag: Bool = false
 
+    /// No change: a valid one.
     public init() {}
 }
 
@@ -60,5 +61,6 @@ public struct AssertionKnobs: Sendable {
     /// verifier must not accept.
     public var signNonceAsDigest: Bool = false
 
+    /// No change: a valid one.
     public init() {}
 }

@@ -19,6 +19,7 @@ public final class SimulatedAppleDevice: @unchecked Sendable {
     public var publicKey: [UInt8] { key.publicKey.x962 }
     /// `<team id>.<bundle id>`.
     public let appID: String
+    /// The environment the key was made in (decides the AAGUID).
     public let environment: SimulatedAppEnvironment
     /// The last counter used in an assertion (0 right after attesting).
     public var counter: UInt32 { lock.withLock { currentCounter } }
