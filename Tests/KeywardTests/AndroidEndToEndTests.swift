@@ -272,3 +272,29 @@ final class AndroidEndToEndTests: XCTestCase {
         XCTAssertEqual(response.status, 200, "\(json)")
     }
 }
+
+extension AndroidEndToEndTests {
+    /// Each verdict rule of issue 5, broken alone in a correctly signed classic token: 401
+    /// `attestation_invalid` to the client, the rule's slug in the log.
+    func testEveryVerdictRefusalIsOneOpaqueCodeOverHTTP() throws {
+        let env = try start(.classic)
+        let installID = UUID().uuidString.lowercased()
+        let breakages: [(String, (inout AndroidIntegrityVerdict) -> Void)] = [
+            ("timestamp_future", { $0.timestampMillis = env.time.nowMillis() + 11_000 }),
+            ("app_package_mismatch", { $0.packageName = "com.attacker.repackaged" }),  // requestPackageName stays ours
+            ("app_certificate_unknown", { $0.certificateDigests = [SHA256.hash(Array("another signer".utf8))] }),
+            ("app_not_recognized", { $0.appRecognitionVerdict = "UNRECOGNIZED_VERSION" }),
+            ("app_not_recognized", { $0.appRecognitionVerdict = "UNEVALUATED" }),
+            ("device_verdict_empty", { $0.deviceRecognitionVerdict = [] }),
+            ("account_details_missing", { $0.appLicensingVerdict = nil }),
+        ]
+        for (reason, breakIt) in breakages {
+            let challenge = try env.challenge()
+            var verdict = env.verdict(.classic, challenge: challenge, installID: installID)
+            breakIt(&verdict)
+            XCTAssertEqual(verdict.requestPackageName, Self.package)
+            try assertRefused(env, token: try env.token(.classic, verdict), challenge: challenge, installID: installID,
+                              status: 401, code: "attestation_invalid", reason: reason)
+        }
+    }
+}
