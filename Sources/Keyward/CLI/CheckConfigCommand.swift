@@ -42,7 +42,7 @@ enum CheckConfigCommand {
                 let registry = try ProviderRegistry.load(path: providersPath)
                 providerCount = registry.names.count
                 do { _ = try ProviderTable.resolve(registry, secrets: secrets) } catch {
-                    problems += error.problems.map { "\(providersPath): \($0)" }
+                    problems += error.problems
                 }
             } catch {
                 problems.append(error.description)

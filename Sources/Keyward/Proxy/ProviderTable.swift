@@ -28,23 +28,15 @@ public final class ProviderTable: Sendable {
     public func replace(with next: Snapshot) { snapshot.withLock { $0 = next } }
 
     /// Resolves every provider's secret through `secrets` and prepares it for injection (no control
-    /// characters: a key is pasted into a header). Errors name the provider and secret, never the value.
+    /// characters: a key is pasted into a header). Each problem is reported at the provider's
+    /// `secret` line (`providers.toml:4: openai.secret: OPENAI_API_KEY is not set …`), never with a value.
     public static func resolve(_ registry: ProviderRegistry, secrets: SecretSource) throws(ProviderTableError) -> Snapshot {
-        var credentials: [String: ProviderCredential] = [:]
-        var problems: [String] = []
-        for name in registry.names {
-            guard let provider = registry.provider(named: name) else { continue }
-            do {
-                let key = try secrets.value(provider.secretName)
-                credentials[name] = try ProviderCredential(provider: provider, secretValue: key)
-            } catch let missing as SecretSource.Missing {
-                problems.append("provider \(name): \(missing.description)")
-            } catch {
-                problems.append("provider \(name): secret \(provider.secretName): \(error)")
-            }
+        do {
+            let credentials = try ProviderCredentials(registry: registry) { name in try? secrets.value(name) }
+            return Snapshot(registry: registry, credentials: credentials.byProvider)
+        } catch {
+            throw ProviderTableError(problems: error.description.split(separator: "\n").map(String.init))
         }
-        guard problems.isEmpty else { throw ProviderTableError(problems: problems) }
-        return Snapshot(registry: registry, credentials: credentials)
     }
 }
 
