@@ -160,4 +160,10 @@ final class X509ChainVerifierTests: XCTestCase {
                                         issuer: constrained, issuerKey: chain.intermediateKey)
         XCTAssertNoThrow(try X509ChainVerifier(trustedRoot: chain.root).verify(leaf: direct, intermediates: [constrained], at: now))
     }
+
+    func testIntermediatePresentedAsTheLeafIsRefused() throws {
+        let chain = try TestChain()
+        let verifier = X509ChainVerifier(trustedRoot: chain.root)
+        assertRefused(chain, verifier: verifier, intermediates: [], leaf: chain.intermediate, at: now, reason: "chain_untrusted")
+    }
 }

@@ -5,7 +5,7 @@ import COpenSSL
 ///
 /// Policy, in order (each refusal carries an ``X509Error`` reason slug):
 /// 1. The client may not bring an anchor: a leaf or intermediate that is self-issued, or equal
-///    to the root, is refused (`chain_untrusted`).
+///    to the root, is refused, and so is a leaf that is a CA (`chain_untrusted`).
 /// 2. Every certificate's validity period contains `at`, the root's included (DESIGN.md §6;
 ///    RFC 5280 §6.1.3 (a)(2) checks the path, Apple's App Attest step 1 checks the chain).
 /// 3. OpenSSL's X509_verify_cert(3) builds and judges the path (signatures, CA flags, key usage,
@@ -54,6 +54,9 @@ public final class X509ChainVerifier: Sendable {
     public var memoizedChainCount: Int { memo.count }
 
     private func refuseClientAnchors(leaf: X509Certificate, intermediates: [X509Certificate]) throws(X509Error) {
+        // The leaf is an end entity (App Attest's credCert): a CA presented as the leaf — Apple's
+        // own intermediate, say — would otherwise chain to the root on its own.
+        if leaf.isCA { throw .untrusted("leaf certificate is a CA") }
         for certificate in [leaf] + intermediates {
             if certificate.der == trustedRoot.der || certificate.isSelfIssued {
                 throw .untrusted("self-signed certificate supplied by the client")
