@@ -17,9 +17,11 @@ public struct HTTPServerConfiguration: Sendable {
     /// connections. Handlers run on these threads: a handler that waits must
     /// answer later (``ResponseWriter`` may be completed from any thread).
     public var threads: Int
-    /// Open connections over the whole server; further ones are accepted and closed at once.
+    /// Open connections over the whole server. At the limit libmicrohttpd stops accepting, so
+    /// further ones wait in the listen backlog until a slot frees. It is split evenly among
+    /// the `threads`, so each thread's share is the real bound.
     public var connectionLimit: Int
-    /// Open connections per client IP address; 0 = unlimited.
+    /// Open connections per client IP address; 0 = unlimited. Over it, a connection is accepted and closed at once.
     public var perIPConnectionLimit: Int
     /// Seconds a connection may sit idle (no bytes either way) before it is
     /// closed; 0 = never. A connection waiting on the handler or on a stream's

@@ -44,4 +44,35 @@ final class HTTPServerLimitTests: XCTestCase {
         let client = try RawClient(port: server.port, receiveTimeout: 5)
         XCTAssertEqual(try client.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n").text, "slow")
     }
+
+    func testConnectionOverTheLimitWaitsUntilASlotFrees() throws {
+        var configuration = HTTPServerConfiguration(threads: 1)   // the limit is split among the threads
+        configuration.connectionLimit = 2
+        let server = try startServer(configuration: configuration) { _, _, writer in writer.respond(status: 200) }
+        let first = try RawClient(port: server.port)
+        let second = try RawClient(port: server.port)
+        XCTAssertEqual(try first.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n").status, 200)
+        XCTAssertEqual(try second.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n").status, 200)
+        // At the limit libmicrohttpd stops accepting: the third waits in the listen backlog.
+        let third = try RawClient(port: server.port, receiveTimeout: 0.5)
+        try third.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertThrowsError(try third.readHead(), "a connection over the limit was served at once")
+        first.closeNow()
+        let thirdAgain = try RawClient(port: server.port, receiveTimeout: 3)
+        try thirdAgain.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        // One of the two waiting connections now gets the freed slot.
+        let served = (try? third.readHead().status) ?? (try? thirdAgain.readHead().status)
+        XCTAssertEqual(served, 200)
+    }
+
+    func testListensOnIPv6Loopback() throws {
+        let seen = Box<String?>(nil)
+        let server = try startServer(configuration: HTTPServerConfiguration(host: "::1", threads: 1)) { head, _, writer in
+            seen.value = head.remoteAddress
+            writer.respond(status: 200)
+        }
+        let client = try RawClient(port: server.port, ipv6: true)
+        XCTAssertEqual(try client.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n").status, 200)
+        XCTAssertEqual(seen.value, "::1")
+    }
 }
