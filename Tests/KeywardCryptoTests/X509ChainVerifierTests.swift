@@ -166,4 +166,9 @@ final class X509ChainVerifierTests: XCTestCase {
         let verifier = X509ChainVerifier(trustedRoot: chain.root)
         assertRefused(chain, verifier: verifier, intermediates: [], leaf: chain.intermediate, at: now, reason: "chain_untrusted")
     }
+
+    func testMoreThanEightIntermediatesAreRefusedBeforeAnyWork() throws {
+        let chain = try TestChain()
+        assertRefused(chain, intermediates: Array(repeating: chain.intermediate, count: 9), at: now, reason: "chain_untrusted")
+    }
 }

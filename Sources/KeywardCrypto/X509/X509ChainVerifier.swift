@@ -36,8 +36,10 @@ public final class X509ChainVerifier: Sendable {
     ///   - leaf: the end-entity certificate (App Attest's credCert).
     ///   - intermediates: the client's other certificates, issuer of the leaf first.
     ///   - at: verification time, unix seconds.
-    /// - Throws: ``X509Error/untrusted(_:)``, ``X509Error/expired``, ``X509Error/notYetValid``.
+    /// - Throws: ``X509Error/untrusted(_:)`` (also for more than ``maxIntermediates``),
+    ///   ``X509Error/expired``, ``X509Error/notYetValid``.
     public func verify(leaf: X509Certificate, intermediates: [X509Certificate], at: Int64) throws(X509Error) {
+        guard intermediates.count <= X509ChainVerifier.maxIntermediates else { throw .untrusted("too many intermediates") }
         try refuseClientAnchors(leaf: leaf, intermediates: intermediates)
         try checkValidity([leaf] + intermediates + [trustedRoot], at: at)
         let key = intermediates.map(\.der)
@@ -49,6 +51,9 @@ public final class X509ChainVerifier: Sendable {
             memo.insert(key)
         }
     }
+
+    /// Longest intermediates list considered (bounds the work a client can ask for; App Attest sends one).
+    public static let maxIntermediates = 8
 
     /// Number of remembered intermediates lists (for tests and metrics).
     public var memoizedChainCount: Int { memo.count }
