@@ -85,15 +85,15 @@ enum EasyHandleSetup {
         try check(kw_curl_easy_set_write_function(easy) { data, size, count, userdata in
             guard let data, let userdata else { return 0 }
             let chunk = UnsafeRawBufferPointer(start: data, count: size * count)
-            return TransferState.from(userdata).receiveBody(chunk, now: MonotonicClock.nowMs())
+            return TransferState.from(userdata).receiveBody(chunk)
         })
         try check(kw_curl_easy_set_header_function(easy) { data, size, count, userdata in
             guard let data, let userdata else { return 0 }
             let line = UnsafeRawBufferPointer(start: data, count: size * count)
-            return TransferState.from(userdata).receiveHeaderLine(line, now: MonotonicClock.nowMs())
+            return TransferState.from(userdata).receiveHeaderLine(line)
         })
         try check(kw_curl_easy_set_prereq_function(easy) { userdata, _, _, _, _ in
-            if let userdata { TransferState.from(userdata).connectionReady(now: MonotonicClock.nowMs()) }
+            if let userdata { TransferState.from(userdata).connectionReady() }
             return CURL_PREREQFUNC_OK
         })
     }

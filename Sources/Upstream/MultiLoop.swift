@@ -29,6 +29,8 @@ final class MultiLoop: @unchecked Sendable {
     /// `pthread_self()` of the loop thread, to refuse blocking calls made on it.
     private let loopThreadID = Atomic<UInt>(0)
     private let stopped = DispatchSemaphore(value: 0)
+    /// The loop's clock, shared with its transfers' callbacks.
+    let clock = LoopClock()
 
     /// Transfers whose handles are in the multi. Loop thread only.
     private var active: [ObjectIdentifier: TransferState] = [:]
@@ -95,6 +97,7 @@ final class MultiLoop: @unchecked Sendable {
         loopThreadID.store(UInt(pthread_self()), ordering: .releasing)
         var running: Int32 = 0
         while true {
+            clock.tick()
             let batch = inbox.withLock { box -> Inbox in
                 let taken = box
                 box.starts.removeAll()
@@ -110,7 +113,7 @@ final class MultiLoop: @unchecked Sendable {
             apply(batch)
             _ = curl_multi_perform(multi, &running)
             completeFinished()
-            let now = MonotonicClock.nowMs()
+            let now = clock.tick()
             let nextDeadline = expireDeadlines(now: now)
             // curl_multi_poll shortens this to libcurl's own next timer; cap at 1 s as a safety net.
             let waitMs = nextDeadline.map { max(0, min($0 - now + 1, 1000)) } ?? 1000
@@ -119,7 +122,7 @@ final class MultiLoop: @unchecked Sendable {
     }
 
     private func apply(_ batch: Inbox) {
-        let now = MonotonicClock.nowMs()
+        let now = clock.nowMs
         for state in batch.starts {
             if let setupError = state.setupError {
                 complete(state, setupError)

@@ -41,8 +41,12 @@ final class TransferState: @unchecked Sendable {
     /// An error a callback recorded before aborting the transfer (parse failure, cancellation).
     private(set) var callbackFailure: UpstreamError?
 
-    init(handler: any UpstreamResponseHandler, connectTimeoutMs: Int, idleTimeoutMs: Int) {
+    /// The multi thread's clock, read by the callbacks.
+    private let clock: LoopClock
+
+    init(handler: any UpstreamResponseHandler, connectTimeoutMs: Int, idleTimeoutMs: Int, clock: LoopClock) {
         self.handler = handler
+        self.clock = clock
         self.connectTimeoutMs = Int64(max(1, connectTimeoutMs))
         self.idleTimeoutMs = Int64(max(0, idleTimeoutMs))
     }
@@ -62,19 +66,19 @@ final class TransferState: @unchecked Sendable {
     // MARK: libcurl callbacks (multi thread)
 
     /// CURLOPT_PREREQFUNCTION: a connection (new or reused) is ready; the idle window starts.
-    func connectionReady(now: Int64) {
+    func connectionReady() {
         isConnected = true
-        lastActivityMs = now
+        lastActivityMs = clock.nowMs
     }
 
     /// CURLOPT_HEADERFUNCTION: one header line. Returns the bytes taken; anything else aborts the
     /// transfer (CURLE_WRITE_ERROR), with the reason kept in `callbackFailure`.
-    func receiveHeaderLine(_ line: UnsafeRawBufferPointer, now: Int64) -> Int {
+    func receiveHeaderLine(_ line: UnsafeRawBufferPointer) -> Int {
         if cancelRequested.load(ordering: .relaxed) {
             callbackFailure = .cancelled
             return 0
         }
-        lastActivityMs = now
+        lastActivityMs = clock.nowMs
         do {
             if case .head(let status) = try parser.consume(line: line) {
                 headDelivered = true
@@ -89,7 +93,7 @@ final class TransferState: @unchecked Sendable {
 
     /// CURLOPT_WRITEFUNCTION: one body chunk. Returns its size when taken, CURL_WRITEFUNC_PAUSE to
     /// have libcurl hold it while the handler is paused, or 0 to abort.
-    func receiveBody(_ chunk: UnsafeRawBufferPointer, now: Int64) -> Int {
+    func receiveBody(_ chunk: UnsafeRawBufferPointer) -> Int {
         if cancelRequested.load(ordering: .relaxed) {
             callbackFailure = .cancelled
             return 0
@@ -102,7 +106,7 @@ final class TransferState: @unchecked Sendable {
             callbackFailure = .protocolError("body before the response head")
             return 0
         }
-        lastActivityMs = now
+        lastActivityMs = clock.nowMs
         if handler?.upstreamBody(chunk) == false { handlerPaused = true }
         return chunk.count
     }

@@ -55,7 +55,8 @@ public final class UpstreamClient: Sendable {
     @discardableResult
     public func start(_ request: UpstreamRequest, handler: any UpstreamResponseHandler) -> UpstreamTransfer {
         let state = TransferState(
-            handler: handler, connectTimeoutMs: request.connectTimeoutMs, idleTimeoutMs: request.idleTimeoutMs)
+            handler: handler, connectTimeoutMs: request.connectTimeoutMs, idleTimeoutMs: request.idleTimeoutMs,
+            clock: loop.clock)
         do {
             try EasyHandleSetup.configure(state, request: request, configuration: configuration)
         } catch {

@@ -14,6 +14,14 @@ final class BackPressureTests: XCTestCase {
         return words.withUnsafeBytes { Array($0) }
     }
 
+    /// Resident set size in bytes (/proc/self/statm, second field, in pages).
+    private static func residentBytes() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
     func testPausedTransferStopsReadingAndDeliversEveryByteInOrderAfterResume() throws {
         let total = 32 << 20          // 32 MiB streamed
         let pauseEvery = 2 << 20      // the handler reports "full" after each 2 MiB
@@ -48,7 +56,9 @@ final class BackPressureTests: XCTestCase {
             paused.signal()
             return false
         })
+        let residentBefore = Self.residentBytes()
         let transfer = client.start(UpstreamRequest(url: "http://127.0.0.1:\(server.port)/big"), handler: handler)
+        var residentPeak = residentBefore
 
         var pauses = 0
         var largestInFlight = 0
@@ -65,6 +75,7 @@ final class BackPressureTests: XCTestCase {
             }
             XCTAssertTrue(stalled, "the server kept writing for 2 s while the transfer was paused")
             largestInFlight = max(largestInFlight, written - handler.bytesSeen)
+            residentPeak = max(residentPeak, Self.residentBytes())
             transfer.resume()
             if handler.bytesSeen + pauseEvery >= total { break }
         }
@@ -75,7 +86,8 @@ final class BackPressureTests: XCTestCase {
         XCTAssertEqual(mismatch.load(ordering: .relaxed), -1, "first wrong byte offset")
         XCTAssertGreaterThanOrEqual(pauses, 10)
         XCTAssertLessThan(largestInFlight, inFlightBound)
-        print("back-pressure: \(pauses) pauses, at most \(largestInFlight) bytes in flight")
+        XCTAssertLessThan(residentPeak - residentBefore, 16 << 20, "resident memory grew with the stream")
+        print("back-pressure: \(pauses) pauses, at most \(largestInFlight) bytes in flight, RSS +\((residentPeak - residentBefore) >> 10) KiB")
     }
 
     func testIdleTimerDoesNotRunWhileTheHandlerHoldsThePause() throws {
