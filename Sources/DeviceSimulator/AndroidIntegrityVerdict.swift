@@ -15,6 +15,7 @@ public struct AndroidIntegrityVerdict: Sendable, Equatable {
         case classic
     }
 
+    /// Standard or classic: decides whether the binding goes to `requestHash` or `nonce`.
     public var request: Request
     /// `requestDetails.requestPackageName` (what the app claims).
     public var requestPackageName: String?
@@ -93,5 +94,6 @@ public struct AndroidIntegrityVerdict: Sendable, Equatable {
         (try? [UInt8](JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))) ?? Array("{}".utf8)
     }
 
+    /// Equal when they serialize to the same JSON.
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.json == rhs.json }
 }

@@ -17,8 +17,11 @@ import Synchronization
 public final class FakeGooglePlayIntegrity: Sendable {
     /// One HTTP answer.
     public struct Response: Sendable {
+        /// HTTP status code.
         public let status: Int
+        /// Response headers (`Content-Type: application/json`).
         public let headers: [(name: String, value: String)]
+        /// JSON body, UTF-8.
         public let body: [UInt8]
     }
 

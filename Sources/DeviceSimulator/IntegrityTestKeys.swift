@@ -17,6 +17,8 @@ public struct IntegrityTestKeys: Sendable {
         IntegrityTestKeys(decryptionKey: SecureRandom.bytes(32), signingKey: try ECPrivateKey.generate(.p256))
     }
 
+    /// Given keys (tests swap one of them to make a token under the wrong key).
+    /// - Parameters: `decryptionKey` 32 bytes; `signingKey` P-256.
     public init(decryptionKey: [UInt8], signingKey: ECPrivateKey) {
         self.decryptionKey = decryptionKey
         self.signingKey = signingKey

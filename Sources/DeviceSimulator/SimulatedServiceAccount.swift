@@ -6,8 +6,11 @@ import KeywardCrypto
 /// ``keyFile(tokenURI:)`` writes the JSON key file the way the Cloud console downloads it
 /// (`type`, `client_email`, `private_key`, `private_key_id`, `token_uri`).
 public struct SimulatedServiceAccount: Sendable {
+    /// `client_email`, the JWT `iss`.
     public let clientEmail: String
+    /// `private_key_id`, the JWT `kid`.
     public let privateKeyID: String
+    /// The account's RSA key (its public half is what the fake Google trusts).
     public let privateKey: RSAPrivateKey
 
     /// A fresh RSA-2048 key (≈ 0.1–1 s).
@@ -16,6 +19,7 @@ public struct SimulatedServiceAccount: Sendable {
         SimulatedServiceAccount(clientEmail: clientEmail, privateKeyID: Hex.encode(SecureRandom.bytes(20)), privateKey: try RSAPrivateKey.generate(bits: 2048))
     }
 
+    /// An account with a given key (tests rotate keys by making a second one with the same email).
     public init(clientEmail: String, privateKeyID: String, privateKey: RSAPrivateKey) {
         self.clientEmail = clientEmail
         self.privateKeyID = privateKeyID

@@ -30,5 +30,6 @@ public enum PlayIntegrityError: Error, Sendable, Equatable, CustomStringConverti
         }
     }
 
+    /// `reason: detail`.
     public var description: String { "\(reason): \(detail)" }
 }

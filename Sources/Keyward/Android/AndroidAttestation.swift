@@ -16,6 +16,7 @@ public final class AndroidAttestation: Sendable {
         case classic(ClassicTokenDecoder)
     }
 
+    /// The validated `[android]` settings this verifier was built from.
     public let settings: AndroidSettings
     let policy: VerdictPolicy
     let decoder: Decoder

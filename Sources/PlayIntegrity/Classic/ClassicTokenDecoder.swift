@@ -10,8 +10,10 @@ public struct ClassicTokenDecoder: Sendable {
     /// Longest accepted token, in characters (issue 5: tokens over 16 KiB are refused before they cost anything).
     public static let maximumTokenLength = 16 * 1024
 
+    /// The app's decryption and verification keys.
     public let keys: ClassicIntegrityKeys
 
+    /// A decoder for tokens made for the app whose keys these are.
     public init(keys: ClassicIntegrityKeys) {
         self.keys = keys
     }

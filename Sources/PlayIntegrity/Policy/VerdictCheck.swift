@@ -20,7 +20,9 @@ public struct VerdictCheck: Sendable {
 
 /// What a check may consult besides the verdict.
 public struct VerdictCheckContext: Sendable {
+    /// The policy being applied (its packages, digests, windows).
     public let policy: VerdictPolicy
+    /// What this request expects (binding, package, mode).
     public let expectation: VerdictExpectation
     /// Verification time, Unix milliseconds.
     public let nowMillis: Int64
@@ -44,11 +46,15 @@ public enum VerdictCheckOutcome: Sendable, Equatable {
 
 /// Every check's outcome, in order.
 public struct VerdictReport: Sendable, Equatable {
+    /// One check's name and outcome.
     public struct Result: Sendable, Equatable {
+        /// The check's name (a verdict field path).
         public let name: String
+        /// What the check answered.
         public let outcome: VerdictCheckOutcome
     }
 
+    /// In the order the checks ran.
     public let results: [Result]
 
     /// True when no check failed.

@@ -17,6 +17,7 @@ public struct VerdictExpectation: Sendable, Equatable {
     /// Decides which `requestDetails` field carries the binding.
     public var mode: IntegrityMode
 
+    /// - Parameters: see the properties.
     public init(binding: [UInt8], packageName: String?, mode: IntegrityMode) {
         self.binding = binding
         self.packageName = packageName
@@ -33,6 +34,7 @@ public struct VerdictPolicy: Sendable {
     public var packageNames: [String]
     /// Accepted signing-certificate SHA-256 digests, as bytes (parse settings with ``CertificateDigest/configured(_:)``).
     public var certificateDigests: [[UInt8]]
+    /// The device label required (default `MEETS_DEVICE_INTEGRITY`).
     public var deviceRequirement: DeviceIntegrityRequirement
     /// Require `accountDetails.appLicensingVerdict == LICENSED` (default true).
     public var requireLicensed: Bool
@@ -41,6 +43,7 @@ public struct VerdictPolicy: Sendable {
     /// Furthest accepted verdict in the future, milliseconds after now, for clock skew (default 10 000).
     public var maxFutureMillis: Int64
 
+    /// - Parameters: see the properties; windows in milliseconds.
     public init(
         packageNames: [String],
         certificateDigests: [[UInt8]],

@@ -7,7 +7,9 @@ public struct GoogleAuthorization: Sendable, CustomStringConvertible, CustomRefl
     /// Unix seconds after which Google no longer accepts it.
     public let expiresAt: Int64
 
+    /// Shows the expiry only: the access token is a secret.
     public var description: String { "GoogleAuthorization(expiresAt: \(expiresAt))" }
+    /// `dump` and debuggers see the expiry only.
     public var customMirror: Mirror { Mirror(self, children: ["expiresAt": expiresAt]) }
 }
 

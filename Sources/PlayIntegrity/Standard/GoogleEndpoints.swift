@@ -8,6 +8,7 @@ public struct GoogleEndpoints: Sendable, Equatable {
     /// Google's production endpoints.
     public static let production = GoogleEndpoints(playIntegrityBaseURL: "https://playintegrity.googleapis.com", tokenURL: nil)
 
+    /// - Parameters: see the properties; a trailing slash on the base URL is dropped.
     public init(playIntegrityBaseURL: String, tokenURL: String?) {
         self.playIntegrityBaseURL = playIntegrityBaseURL.hasSuffix("/") ? String(playIntegrityBaseURL.dropLast()) : playIntegrityBaseURL
         self.tokenURL = tokenURL

@@ -6,8 +6,10 @@ public struct PlayIntegrityHTTPRequest: Sendable {
     public var url: String
     /// Request headers in order (`Content-Type`, `Authorization`, `Accept`).
     public var headers: [(name: String, value: String)]
+    /// Request body (form or JSON), bytes.
     public var body: [UInt8]
 
+    /// - Parameters: see the properties.
     public init(method: String = "POST", url: String, headers: [(name: String, value: String)], body: [UInt8]) {
         self.method = method
         self.url = url
@@ -23,9 +25,12 @@ public struct PlayIntegrityHTTPRequest: Sendable {
 
 /// Google's answer: status and whole body.
 public struct PlayIntegrityHTTPResponse: Sendable {
+    /// HTTP status code.
     public var status: Int
+    /// The whole response body, bytes.
     public var body: [UInt8]
 
+    /// - Parameters: see the properties.
     public init(status: Int, body: [UInt8]) {
         self.status = status
         self.body = body

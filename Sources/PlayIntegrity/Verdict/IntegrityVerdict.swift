@@ -22,6 +22,7 @@ public struct IntegrityVerdict: Sendable, Equatable {
         /// When Google produced the verdict, Unix milliseconds (JSON: a decimal string, or a number).
         public var timestampMillis: Int64?
 
+        /// - Parameters: see the properties; all optional.
         public init(requestPackageName: String? = nil, requestHash: String? = nil, nonce: String? = nil, timestampMillis: Int64? = nil) {
             self.requestPackageName = requestPackageName
             self.requestHash = requestHash
@@ -41,6 +42,7 @@ public struct IntegrityVerdict: Sendable, Equatable {
         /// The version code Google saw (informational).
         public var versionCode: String?
 
+        /// - Parameters: see the properties; all optional.
         public init(appRecognitionVerdict: String? = nil, packageName: String? = nil, certificateSha256Digest: [String]? = nil, versionCode: String? = nil) {
             self.appRecognitionVerdict = appRecognitionVerdict
             self.packageName = packageName
@@ -54,6 +56,7 @@ public struct IntegrityVerdict: Sendable, Equatable {
         /// E.g. `["MEETS_BASIC_INTEGRITY", "MEETS_DEVICE_INTEGRITY"]`; Google omits it when the device meets none.
         public var deviceRecognitionVerdict: [String]?
 
+        /// - Parameter deviceRecognitionVerdict: the labels, or nil when absent.
         public init(deviceRecognitionVerdict: [String]? = nil) {
             self.deviceRecognitionVerdict = deviceRecognitionVerdict
         }
@@ -64,16 +67,22 @@ public struct IntegrityVerdict: Sendable, Equatable {
         /// `LICENSED`, `UNLICENSED` or `UNEVALUATED`.
         public var appLicensingVerdict: String?
 
+        /// - Parameter appLicensingVerdict: the label, or nil when absent.
         public init(appLicensingVerdict: String? = nil) {
             self.appLicensingVerdict = appLicensingVerdict
         }
     }
 
+    /// `requestDetails`, nil when absent.
     public var requestDetails: RequestDetails?
+    /// `appIntegrity`, nil when absent.
     public var appIntegrity: AppIntegrity?
+    /// `deviceIntegrity`, nil when absent.
     public var deviceIntegrity: DeviceIntegrity?
+    /// `accountDetails`, nil when absent.
     public var accountDetails: AccountDetails?
 
+    /// A verdict from its parts (tests and tools; servers decode one with ``decode(json:)``).
     public init(
         requestDetails: RequestDetails? = nil,
         appIntegrity: AppIntegrity? = nil,
