@@ -109,6 +109,13 @@ final class InspectCommandTests: XCTestCase {
         XCTAssertEqual(try inspect(["--help"]).status, 0)
     }
 
+    func testInspectIntegrityIsDispatchedToThePlayIntegrityInspector() throws {
+        let help = try inspect(["integrity", "--help"])
+        XCTAssertEqual(help.status, 0)
+        XCTAssertTrue(help.stdout.contains("keyward inspect integrity"), help.stdout)
+        XCTAssertEqual(try inspect(["integrity", "--no-such-flag"]).status, 2)
+    }
+
     func testAFileThatIsNotBase64IsInvalidNotAUsageError() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("keyward-inspect-\(UUID().uuidString).txt").path
         try "not base64 at all!".write(toFile: path, atomically: true, encoding: .utf8)

@@ -2,7 +2,7 @@ import AppAttest
 import Foundation
 import KeywardCrypto
 
-/// `keyward inspect attestation|assertion`: runs Apple's App Attest steps on one attestation or
+/// `keyward inspect attestation|assertion` (and the dispatch to `inspect integrity`): runs Apple's App Attest steps on one attestation or
 /// assertion and prints each step with ok / failed and its reason (text, or one JSON object with
 /// `--json`). Issue 2 fixes the flags, which scripts rely on:
 ///
@@ -30,6 +30,7 @@ enum InspectCommand {
                keyward inspect assertion --file F --team-id T --bundle-id B --public-key-pem P
                    [--challenge-b64 C | --client-data-b64 D | --client-data-hash-hex H]
                    --stored-counter N [--at UNIX] [--json]
+               keyward inspect integrity --help   (Play Integrity verdicts)
         exit codes: 0 valid, 1 invalid, 2 usage error
 
         """
@@ -40,6 +41,8 @@ enum InspectCommand {
 
     /// Entry point: `arguments` after `inspect`; returns the exit code.
     static func run(_ arguments: [String]) -> Int32 {
+        // `inspect integrity` (Play Integrity, issue 5) has its own flags and help.
+        if arguments.first == "integrity" { return InspectIntegrityCommand.run(Array(arguments.dropFirst())) }
         if arguments.contains("--help") || arguments.contains("-h") {
             FileHandle.standardOutput.write(Data(usage.utf8))
             return 0
@@ -51,7 +54,7 @@ enum InspectCommand {
             case "assertion":
                 return try assertion(Array(arguments.dropFirst()))
             default:
-                throw CommandLineOptions.UsageError("expected `attestation` or `assertion`")
+                throw CommandLineOptions.UsageError("expected `attestation`, `assertion` or `integrity`")
             }
         } catch {
             FileHandle.standardError.write(Data("keyward inspect: \(error)\n\(usage)".utf8))
