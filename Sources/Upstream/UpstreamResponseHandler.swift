@@ -8,6 +8,8 @@
 public protocol UpstreamResponseHandler: AnyObject, Sendable {
     /// The final response's status (100…599; 1xx interim responses are skipped) and its header
     /// fields in arrival order, obs-folded lines joined with one space (RFC 9112 §5.2), names as sent.
+    /// Framing fields (`Transfer-Encoding`, `Connection`, …) describe the upstream hop, not the chunks
+    /// `upstreamBody` delivers (transfer coding is already removed): a proxy drops them (RFC 9110 §7.6.1).
     func upstreamHead(status: Int, headers: [(String, String)])
 
     /// One chunk of the response content as it arrived, with transfer coding removed (content

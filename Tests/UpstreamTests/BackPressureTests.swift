@@ -114,3 +114,39 @@ final class BackPressureTests: XCTestCase {
         XCTAssertEqual(handler.snapshot.body, Array("firstsecond".utf8))
     }
 }
+
+extension BackPressureTests {
+    func testResumeThatRacesAheadOfThePauseStillResumes() throws {
+        // A consumer that drains instantly may call resume() before upstreamBody has returned false:
+        // resume is level-triggered, so the transfer must not stall.
+        let body = [UInt8](repeating: 0x5A, count: 4 << 20)
+        let server = try TestUpstreamServer { _, conn in conn.respond(status: 200, body: body) }
+        defer { server.stop() }
+        let client = UpstreamClient()
+        defer { client.shutdown() }
+
+        final class EagerHandler: UpstreamResponseHandler, @unchecked Sendable {
+            var transfer: UpstreamTransfer?
+            let recorder = RecordingHandler(keepBody: false)
+            let ready = DispatchSemaphore(value: 0)
+            var waited = false
+            func upstreamHead(status: Int, headers: [(String, String)]) {
+                if !waited { ready.wait(); waited = true }
+                recorder.upstreamHead(status: status, headers: headers)
+            }
+            func upstreamBody(_ chunk: UnsafeRawBufferPointer) -> Bool {
+                _ = recorder.upstreamBody(chunk)
+                transfer?.resume()
+                return false
+            }
+            func upstreamComplete(_ error: UpstreamError?, afterHead: Bool) { recorder.upstreamComplete(error, afterHead: afterHead) }
+        }
+        let handler = EagerHandler()
+        handler.transfer = client.start(UpstreamRequest(url: "http://127.0.0.1:\(server.port)/"), handler: handler)
+        handler.ready.signal()
+
+        XCTAssertTrue(handler.recorder.waitForCompletion(timeout: 20))
+        XCTAssertNil(handler.recorder.snapshot.error)
+        XCTAssertEqual(handler.recorder.bytesSeen, body.count)
+    }
+}

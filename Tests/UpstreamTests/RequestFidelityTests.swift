@@ -131,3 +131,19 @@ extension RequestFidelityTests {
         XCTAssertEqual(server.connectionCount, 0)
     }
 }
+
+extension RequestFidelityTests {
+    func testLargeBodyIsSentWithoutExpectContinueAndArrivesIntact() throws {
+        // libcurl 7.88 would add `Expect: 100-continue` above 1 MiB and wait for the interim answer.
+        let body = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ ($0 >> 12)) }
+        let request = UpstreamRequest(
+            url: "http://127.0.0.1:\(server.port)/upload", method: "POST",
+            headers: [("Host", "h"), ("Content-Type", "application/octet-stream")], body: body)
+        let handler = try send(request)
+
+        XCTAssertNil(handler.snapshot.error)
+        let received = try XCTUnwrap(server.requests.first)
+        XCTAssertEqual(received.headers.lines, ["Host: h", "Content-Type: application/octet-stream", "Content-Length: \(body.count)"])
+        XCTAssertTrue(received.body == body)
+    }
+}
