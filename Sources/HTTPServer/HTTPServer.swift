@@ -14,7 +14,8 @@ import Dispatch
 /// - 400 `{"error":"bad_request"}`: HTTP/1.1 without `Host` or with two;
 ///   `Content-Length` with `Transfer-Encoding`; differing or malformed
 ///   `Content-Length`; a transfer coding other than `chunked`; `Transfer-Encoding`
-///   on HTTP/1.0; a request-target with whitespace or control bytes.
+///   on HTTP/1.0; a field name that is not a token (`Content-Length : 5`); a
+///   field value with control characters; a request-target with whitespace or control bytes.
 /// - 413 `{"error":"payload_too_large"}`: a `Content-Length` over the limit
 ///   (the body is not read), or a chunked body that grows over it.
 /// - 431 `{"error":"bad_request"}`: a head over `maxHeaderBytes`.

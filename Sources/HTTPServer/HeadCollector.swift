@@ -11,6 +11,8 @@ struct HeadCollector {
     var contentLengthValues: [UInt64?] = []
     var transferEncodingCount = 0
     var transferEncodingIsChunked = false
+    /// A field name that is not a token, or a value with control characters.
+    var malformedField: FramingError?
 
     init() {
         headers.reserveCapacity(16)
@@ -18,6 +20,13 @@ struct HeadCollector {
 
     mutating func add(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
         headerBytes += name.count + value.count + 4
+        if malformedField == nil {
+            if !ASCII.isToken(name) {
+                malformedField = .invalidFieldName
+            } else if !ASCII.isFieldValue(value) {
+                malformedField = .invalidFieldValue
+            }
+        }
         if ASCII.caseInsensitiveEquals(name, Names.host) {
             hostCount += 1
         } else if ASCII.caseInsensitiveEquals(name, Names.contentLength) {
@@ -34,6 +43,9 @@ struct HeadCollector {
 
     /// The body framing, or why the request is refused (RFC 9112 §3.2, §6.1, §6.3).
     func framing(version: HTTPVersion) -> Result<HTTPRequestHead.BodyFraming, FramingError> {
+        // RFC 9112 §5.1: whitespace before the colon must be refused (a smuggling vector:
+        // `Content-Length : 5` would otherwise frame nothing and leave the body as a next request).
+        if let malformedField { return .failure(malformedField) }
         // RFC 9112 §3.2: exactly one Host on HTTP/1.1, at most one otherwise.
         if version == .http11, hostCount == 0 { return .failure(.missingHost) }
         if hostCount > 1 { return .failure(.duplicateHost) }
@@ -109,6 +121,8 @@ struct HeadCollector {
 
 /// Why a request's framing is refused; each maps to 400 `bad_request`.
 enum FramingError: String, Error {
+    case invalidFieldName = "invalid_field_name"
+    case invalidFieldValue = "invalid_field_value"
     case missingHost = "missing_host"
     case duplicateHost = "duplicate_host"
     case transferEncodingOnHTTP10 = "transfer_encoding_on_http10"

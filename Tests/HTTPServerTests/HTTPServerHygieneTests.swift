@@ -70,6 +70,30 @@ final class HTTPServerHygieneTests: XCTestCase {
         try assertRefused("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", reason: "unsupported_transfer_encoding")
     }
 
+    func testWhitespaceBeforeTheColonIs400() throws {
+        // libmicrohttpd would keep "Content-Length " as the name and frame no body: "hello" would
+        // then be read as a second request.
+        try assertRefused("POST / HTTP/1.1\r\nHost: x\r\nContent-Length : 5\r\n\r\nhello", reason: "invalid_field_name")
+    }
+
+    func testControlCharacterInAFieldValueIs400() throws {
+        try assertRefused("GET / HTTP/1.1\r\nHost: x\r\nX-A: a\rb\r\n\r\n", reason: "invalid_field_value")
+    }
+
+    func testFieldNameAndValueCharacterClasses() {
+        func token(_ text: String) -> Bool { Array(text.utf8).withUnsafeBytes { ASCII.isToken($0) } }
+        func value(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBytes { ASCII.isFieldValue($0) } }
+        XCTAssertTrue(token("X-Keyward-Assertion"))
+        XCTAssertTrue(token("!#$%&'*+-.^_`|~09azAZ"))
+        for bad in ["", "Content-Length ", "X A", "X:A", "X\u{1}", "Ä", "X(A)", "X\"A"] {
+            XCTAssertFalse(token(bad), bad)
+        }
+        XCTAssertTrue(value(Array("a\tb é".utf8)))
+        for bad: UInt8 in [0, 1, 0x0A, 0x0D, 0x1F, 0x7F] {
+            XCTAssertFalse(value([0x61, bad]), "\(bad)")
+        }
+    }
+
     func testIdenticalDuplicateContentLengthIsAccepted() throws {
         let server = try startServer { _, body, writer in writer.respond(status: 200, body: body) }
         let client = try RawClient(port: server.port)
