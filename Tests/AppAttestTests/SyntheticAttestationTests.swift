@@ -250,6 +250,17 @@ final class SyntheticAttestationTests: XCTestCase {
         }
     }
 
+    func testAnAAGUIDOfJustAppattestWithoutTheZeroBytesIsRefused() throws {
+        // Nine bytes where sixteen belong shift every later field: the parse fails, or, if the shifted
+        // bytes happen to parse, the AAGUID step does. Either way it never passes.
+        for _ in 0..<8 {
+            var knobs = AttestationKnobs()
+            knobs.aaguid = Array("appattest".utf8)
+            let refused = try refusal(knobs)
+            XCTAssertTrue(["malformed_auth_data", "aaguid_mismatch"].contains(refused ?? "accepted"), refused ?? "accepted")
+        }
+    }
+
     func testACredentialIDThatIsNotTheKeyIDIsCredentialIDMismatch() throws {
         var knobs = AttestationKnobs()
         knobs.credentialID = [UInt8](repeating: 7, count: 32)
