@@ -54,6 +54,11 @@ extension RequestContext {
         if !Self.isValidTarget(target) {
             return refuse(.badRequest("invalid_target", from: remoteAddress), response: core.canned.badRequest)
         }
+        // RFC 9110 §9.1: the method is a token.
+        var methodBytes = methodText
+        if !methodBytes.withUTF8({ ASCII.isToken(UnsafeRawBufferPointer($0)) }) {
+            return refuse(.badRequest("invalid_method", from: remoteAddress), response: core.canned.badRequest)
+        }
         let framing: HTTPRequestHead.BodyFraming
         switch collector.framing(version: httpVersion) {
         case .success(let value):

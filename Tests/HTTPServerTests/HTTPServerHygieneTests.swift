@@ -76,6 +76,10 @@ final class HTTPServerHygieneTests: XCTestCase {
         try assertRefused("POST / HTTP/1.1\r\nHost: x\r\nContent-Length : 5\r\n\r\nhello", reason: "invalid_field_name")
     }
 
+    func testMethodThatIsNotATokenIs400() throws {
+        try assertRefused("G(E)T / HTTP/1.1\r\nHost: x\r\n\r\n", reason: "invalid_method")
+    }
+
     func testControlCharacterInAFieldValueIs400() throws {
         try assertRefused("GET / HTTP/1.1\r\nHost: x\r\nX-A: a\rb\r\n\r\n", reason: "invalid_field_value")
     }
