@@ -91,6 +91,14 @@ public final class LocalDeployment: Sendable {
         try SimulatedAppleDevice(anchor: anchor, teamID: LocalDeployment.teamID, bundleID: LocalDeployment.bundleID, environment: .development)
     }
 
+    /// A session for an already registered device, signed with this deployment's key (what
+    /// `keyward sessions mint` does against a real one).
+    public func mintSession(deviceID: String, platform: SessionPlatform) throws -> String {
+        let keys = try SessionKeySet(active: (kid: SessionKeySet.thumbprintKID(for: sessionKey.publicKey), key: sessionKey), verifyOnly: [])
+        let issuer = try SessionIssuer(keys: keys, issuer: service.settings.issuer, ttlSeconds: service.settings.sessionTTLSeconds)
+        return try issuer.issue(deviceID: deviceID, platform: platform, now: time.nowSeconds()).token
+    }
+
     /// Rewrites `providers.toml` (then call `server.reload()`, as SIGHUP would).
     public func writeProviders(_ text: String) throws {
         try text.write(toFile: directory + "/providers.toml", atomically: true, encoding: .utf8)

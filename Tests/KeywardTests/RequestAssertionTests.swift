@@ -1,0 +1,101 @@
+import DeviceSimulator
+import Foundation
+import Keyward
+import KeywardCrypto
+import ProviderRegistry
+import XCTest
+
+/// Providers with `require_assertion = true`: every request signed by the device's App Attest key
+/// over METHOD, path?query, SHA-256 of the body and a timestamp (DESIGN.md §2).
+final class RequestAssertionTests: XCTestCase {
+    var env: TestDeployment!
+    let clock = ManualTimeSource(seconds: 1_900_000_000)
+
+    override func setUpWithError() throws {
+        env = try TestDeployment(extraProviders: { port in
+            """
+            [signed]
+            base_url = "http://127.0.0.1:\(port)"
+            allow_http_loopback = true
+            secret = "CHAT_KEY"
+            auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
+            allow = [ { method = "POST", path = "/v1/chat/completions" }, { method = "GET", path = "/v1/models" } ]
+            require_assertion = true
+            """
+        }, time: clock)
+    }
+
+    override func tearDown() { env?.shutdown() }
+
+    /// The headers a genuine app would send for this request.
+    func signedHeaders(_ device: SimulatedAppleDevice, token: String, method: String, path: String, query: String?, body: [UInt8],
+                       timestamp: Int64? = nil) throws -> [(String, String)] {
+        let stamp = String(timestamp ?? clock.nowSeconds())
+        let clientData = AssertionClientData.bytes(method: method, path: path, query: query, bodySHA256: SHA256.hash(body), timestamp: stamp)
+        let assertion = try device.assertion(clientDataHash: SHA256.hash(clientData))
+        return [env.bearer(token), ("X-Keyward-Timestamp", stamp), ("X-Keyward-Assertion", Base64.encode(assertion))]
+    }
+
+    func testSignedRequestPassesAndItsHeadersStayHere() throws {
+        let (device, token) = try env.session()
+        let body = Array("{\"q\":1}".utf8)
+        let headers = try signedHeaders(device, token: token, method: "POST", path: "/p/signed/v1/chat/completions", query: "a=1&b=2", body: body)
+        let response = try env.client.call("POST", "/p/signed/v1/chat/completions?a=1&b=2", headers: headers, body: body)
+        XCTAssertEqual(response.status, 200)
+        let received = try XCTUnwrap(env.provider.received.last)
+        XCTAssertFalse(received.headers.contains { $0.name.lowercased().hasPrefix("x-keyward-") })
+        XCTAssertEqual(try env.deployment.store.device(id: Hex.encode(device.keyID))?.counter, 1)
+    }
+
+    func testReplayedSignatureAlteredBodyAndStaleTimestampAreRefused() throws {
+        let (device, token) = try env.session()
+        let body = Array("{\"q\":1}".utf8)
+        let headers = try signedHeaders(device, token: token, method: "POST", path: "/p/signed/v1/chat/completions", query: nil, body: body)
+        XCTAssertEqual(try env.client.call("POST", "/p/signed/v1/chat/completions", headers: headers, body: body).status, 200)
+
+        let replay = try env.client.call("POST", "/p/signed/v1/chat/completions", headers: headers, body: body)
+        XCTAssertEqual(replay.status, 401)
+        XCTAssertEqual(errorCode(replay.body), "attestation_invalid")
+        XCTAssertEqual(env.lastReason(route: "proxy"), "counter_replay")
+
+        let fresh = try signedHeaders(device, token: token, method: "POST", path: "/p/signed/v1/chat/completions", query: nil, body: body)
+        let altered = try env.client.call("POST", "/p/signed/v1/chat/completions", headers: fresh, body: Array("{\"q\":2}".utf8))
+        XCTAssertEqual(altered.status, 401)
+
+        let stale = try signedHeaders(device, token: token, method: "POST", path: "/p/signed/v1/chat/completions", query: nil, body: body,
+                                      timestamp: clock.nowSeconds() - 61)
+        XCTAssertEqual(try env.client.call("POST", "/p/signed/v1/chat/completions", headers: stale, body: body).status, 401)
+        XCTAssertEqual(env.lastReason(route: "proxy"), "assertion_timestamp_skew")
+
+        let unsigned = try env.client.call("GET", "/p/signed/v1/models", headers: [env.bearer(token)])
+        XCTAssertEqual(unsigned.status, 401)
+        XCTAssertEqual(env.provider.received.count, 1, "only the one genuine request reached the provider")
+    }
+
+    func testTwoHundredConcurrentCopiesOfOneSignedRequestPassOnce() throws {
+        let (device, token) = try env.session()
+        let headers = try signedHeaders(device, token: token, method: "GET", path: "/p/signed/v1/models", query: nil, body: [])
+        let statuses = ConcurrentResults<Int>()
+        let env = self.env!
+        DispatchQueue.concurrentPerform(iterations: 200) { _ in
+            statuses.append((try? env.client.call("GET", "/p/signed/v1/models", headers: headers))?.status ?? -1)
+        }
+        XCTAssertEqual(statuses.values.filter { $0 == 200 }.count, 1)
+        XCTAssertEqual(statuses.values.filter { $0 == 401 }.count, 199)
+        XCTAssertEqual(env.provider.received.count, 1)
+    }
+
+    func testAndroidSessionIsForbiddenOnAnAssertionProvider() throws {
+        // An Android device (platform android, no key) with a valid session.
+        let deviceID = String(repeating: "ab", count: 32)
+        _ = try env.deployment.store.registerDevice(.init(
+            id: deviceID, platform: "android", publicKey: [], counter: 0, environment: "standard",
+            createdAt: clock.nowSeconds(), lastSeenAt: clock.nowSeconds()))
+        let token = try env.deployment.mintSession(deviceID: deviceID, platform: .android)
+        let response = try env.client.call("GET", "/p/signed/v1/models", headers: [env.bearer(token)])
+        XCTAssertEqual(response.status, 403)
+        XCTAssertEqual(errorCode(response.body), "forbidden")
+        // The same session works where no assertion is required.
+        XCTAssertEqual(try env.client.call("GET", "/p/chat/v1/models", headers: [env.bearer(token)]).status, 200)
+    }
+}
