@@ -5,6 +5,9 @@ let benchArguments = Array(CommandLine.arguments.dropFirst())
 switch benchArguments.first {
 case "verify":
     exit(VerifyBenchmark.run(Array(benchArguments.dropFirst())))
+case "handshake":
+    exit(HandshakeBenchmark.run(Array(benchArguments.dropFirst())))
 default:
-    print("keyward-bench: not yet implemented")
+    print("usage: keyward-bench verify|handshake [flags]   (see bench/README.md)")
+    exit(benchArguments.isEmpty ? 2 : (benchArguments.first == "--help" ? 0 : 2))
 }
