@@ -36,7 +36,8 @@ final class MultiLoop: @unchecked Sendable {
     private var active: [ObjectIdentifier: TransferState] = [:]
 
     /// Creates the multi handle with the client's connection limits and starts the loop thread.
-    init(configuration: UpstreamClient.Configuration) {
+    /// - Parameter threadName: the OS thread name (15 bytes at most), for `top -H`, perf and debuggers.
+    init(configuration: UpstreamClient.Configuration, threadName: String) {
         precondition(CurlGlobal.isInitialized, "curl_global_init failed")
         guard let multi = curl_multi_init() else { preconditionFailure("curl_multi_init failed (out of memory)") }
         self.multi = multi
@@ -49,7 +50,10 @@ final class MultiLoop: @unchecked Sendable {
         if configuration.connectionCacheSize > 0 {
             _ = kw_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, configuration.connectionCacheSize)
         }
-        let thread = Thread { [self] in run() }
+        let thread = Thread { [self] in
+            kw_set_current_thread_name(threadName)
+            run()
+        }
         thread.start()
     }
 
@@ -93,7 +97,6 @@ final class MultiLoop: @unchecked Sendable {
     // MARK: The loop (loop thread only)
 
     private func run() {
-        kw_set_current_thread_name("kw-upstream")  // for `top -H`, perf and debuggers
         loopThreadID.store(UInt(pthread_self()), ordering: .releasing)
         var running: Int32 = 0
         while true {

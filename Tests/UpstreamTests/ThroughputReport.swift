@@ -9,6 +9,8 @@ import XCTest
 ///     KEYWARD_UPSTREAM_THROUGHPUT=1 swift test --filter UpstreamTests.ThroughputReport            # the test origin
 ///     KEYWARD_UPSTREAM_THROUGHPUT=http://127.0.0.1:8080/ swift test --filter UpstreamTests.ThroughputReport
 ///
+/// Optional: KEYWARD_UPSTREAM_REQUESTS (20000), KEYWARD_UPSTREAM_CONCURRENCY (32), KEYWARD_UPSTREAM_THREADS (1).
+///
 /// The built-in origin is a thread-per-connection test server, so with it the figure is a floor.
 final class ThroughputReport: XCTestCase {
     func testReportRequestsPerSecond() throws {
@@ -27,7 +29,8 @@ final class ThroughputReport: XCTestCase {
         defer { server?.stop() }
         let total = Int(ProcessInfo.processInfo.environment["KEYWARD_UPSTREAM_REQUESTS"] ?? "") ?? 20_000
         let inFlight = Int(ProcessInfo.processInfo.environment["KEYWARD_UPSTREAM_CONCURRENCY"] ?? "") ?? 32
-        let client = UpstreamClient(maxConnectionsPerHost: inFlight)
+        let threads = Int(ProcessInfo.processInfo.environment["KEYWARD_UPSTREAM_THREADS"] ?? "") ?? 1
+        let client = UpstreamClient(configuration: .init(maxConnectionsPerHost: inFlight, threads: threads))
         defer { client.shutdown() }
 
         /// Starts the next request from each completion, keeping `inFlight` transfers running.
@@ -61,7 +64,7 @@ final class ThroughputReport: XCTestCase {
         for _ in 0..<inFlight { driver.launch() }
         XCTAssertEqual(driver.done.wait(timeout: .now() + 300), .success)
         let seconds = Date().timeIntervalSince(started)
-        print(String(format: "upstream throughput: %d requests, %d in flight, %.0f req/s, %d failures, %d connections",
-                     total, inFlight, Double(total) / seconds, driver.failures.load(ordering: .relaxed), server?.connectionCount ?? -1))
+        print(String(format: "upstream throughput: %d requests, %d in flight, %d thread(s), %.0f req/s, %d failures, %d connections",
+                     total, inFlight, threads, Double(total) / seconds, driver.failures.load(ordering: .relaxed), server?.connectionCount ?? -1))
     }
 }
