@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Hello-world throughput of HTTPServer (libmicrohttpd + a Swift handler), against
-# which the proxy's figures can be read. Compiles Sources/HTTPServer with -O into
-# a temporary binary (no package change), runs it, and measures with wrk:
+# which the proxy's figures can be read, then one 1 GiB streamed response (speed and
+# the server's peak resident memory). Compiles Sources/HTTPServer with -O into a
+# temporary binary (no package change), runs it, and measures with wrk and curl:
 #   bench/hello.sh [wrk args…]     default: -t2 -c64 -d5s
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -25,3 +26,6 @@ port=18089
 sleep 0.5
 args=("$@"); [ ${#args[@]} -eq 0 ] && args=(-t2 -c64 -d5s)
 wrk "${args[@]}" "http://127.0.0.1:$port/"
+curl -s -o /dev/null -w "stream: %{size_download} bytes in %{time_total} s (%{speed_download} B/s)\n" \
+    "http://127.0.0.1:$port/stream?mb=1024"
+grep VmHWM "/proc/$pid/status" | sed 's/^/server peak /'
