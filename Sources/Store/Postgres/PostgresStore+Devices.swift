@@ -1,0 +1,92 @@
+extension PostgresStore {
+    private static let deviceColumns = """
+        id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, revoked_at, receipt
+        """
+
+    public func device(id: String) throws(StoreError) -> DeviceRecord? {
+        try pool.withConnection { connection throws(StoreError) in try Self.device(connection, id: id) }
+    }
+
+    public func registerDevice(_ record: DeviceRecord) throws(StoreError) -> RegisterOutcome {
+        try record.validate()
+        return try pool.withConnection { connection throws(StoreError) in
+            let inserted = try connection.query("""
+                INSERT INTO devices (\(Self.deviceColumns))
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+                ON CONFLICT (id) DO NOTHING
+                """, [
+                    .text(record.id), .text(record.platform), .bytes(record.publicKey), .int64(Int64(record.counter)),
+                    .text(record.environment), .int64(record.createdAt), .int64(record.lastSeenAt),
+                    .bool(record.revoked), .int64(record.revokedAt), .bytes(record.receipt),
+                ]).affectedRows == 1
+            if inserted { return .inserted }
+            // ON CONFLICT waited for any concurrent inserter to commit, and devices are never deleted.
+            guard let existing = try Self.device(connection, id: record.id) else {
+                throw StoreError(.unavailable, "device_vanished", detail: "insert conflicted but no row found")
+            }
+            return .existing(existing)
+        }
+    }
+
+    public func advanceCounter(deviceID: String, publicKey: [UInt8], to newCounter: UInt32, now: Int64) throws(StoreError) -> Bool {
+        try pool.withConnection { connection throws(StoreError) in
+            // Compare-and-set in one statement: same key, not revoked, strictly increasing. A racer
+            // waits on the row lock and re-checks `counter < $3` against the winner's value.
+            try connection.query("""
+                UPDATE devices SET counter = $3, last_seen_at = $4
+                WHERE id = $1 AND public_key = $2 AND counter < $3 AND NOT revoked
+                """, [.text(deviceID), .bytes(publicKey), .int64(Int64(newCounter)), .int64(now)]).affectedRows == 1
+        }
+    }
+
+    @discardableResult
+    public func markSeen(deviceID: String, now: Int64) throws(StoreError) -> Bool {
+        try pool.withConnection { connection throws(StoreError) in
+            try connection.query("UPDATE devices SET last_seen_at = $2 WHERE id = $1", [.text(deviceID), .int64(now)]).affectedRows == 1
+        }
+    }
+
+    @discardableResult
+    public func setRevoked(deviceID: String, _ revoked: Bool, now: Int64) throws(StoreError) -> Bool {
+        try pool.withConnection { connection throws(StoreError) in
+            // Revoking twice keeps the first revocation time; un-revoking clears it. SET sees the old row.
+            try connection.query("""
+                UPDATE devices
+                SET revoked_at = CASE WHEN NOT $2 THEN NULL WHEN revoked THEN revoked_at ELSE $3 END,
+                    revoked = $2
+                WHERE id = $1
+                """, [.text(deviceID), .bool(revoked), .int64(now)]).affectedRows == 1
+        }
+    }
+
+    public func listDevices(attestedBefore: Int64?) throws(StoreError) -> [DeviceRecord] {
+        try pool.withConnection { connection throws(StoreError) in
+            let rows = try connection.query("""
+                SELECT \(Self.deviceColumns) FROM devices
+                WHERE $1::bigint IS NULL OR created_at < $1
+                ORDER BY created_at, id
+                """, [.int64(attestedBefore)])
+            var records: [DeviceRecord] = []
+            for row in 0..<rows.rowCount { records.append(try Self.record(rows, row)) }
+            return records
+        }
+    }
+
+    private static func device(_ connection: PGConnection, id: String) throws(StoreError) -> DeviceRecord? {
+        let rows = try connection.query("SELECT \(deviceColumns) FROM devices WHERE id = $1", [.text(id)])
+        return rows.rowCount == 0 ? nil : try record(rows, 0)
+    }
+
+    /// Decodes a row selected with `deviceColumns`.
+    private static func record(_ rows: PGResult, _ row: Int) throws(StoreError) -> DeviceRecord {
+        // The schema's CHECK keeps counter in UInt32's range; a row outside it is corruption, not a trap.
+        guard let counter = UInt32(exactly: try rows.int64(row, 3)) else {
+            throw StoreError(.unavailable, "pg_corrupt", detail: "device counter out of range")
+        }
+        return DeviceRecord(
+            id: rows.text(row, 0), platform: rows.text(row, 1), publicKey: rows.bytes(row, 2), counter: counter,
+            environment: rows.text(row, 4), createdAt: try rows.int64(row, 5), lastSeenAt: try rows.int64(row, 6),
+            revoked: rows.bool(row, 7), revokedAt: try rows.optionalInt64(row, 8), receipt: rows.bytes(row, 9)
+        )
+    }
+}

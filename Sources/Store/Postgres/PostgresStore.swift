@@ -1,0 +1,42 @@
+/// The shared store for several Keyward instances: PostgreSQL through libpq, a small pool of
+/// connections, the same semantics as `SQLiteStore` (DESIGN.md §3–§4).
+///
+/// Racing writes are single conditional statements, which PostgreSQL's row locks make exact under
+/// READ COMMITTED (a waiting UPDATE re-checks its WHERE against the winner's row). Rate limiting takes
+/// a transaction-scoped advisory lock per key.
+public final class PostgresStore: Store {
+    public struct Options: Sendable {
+        /// Connections open at once (each is a server process: keep it small).
+        public var poolSize: Int = 8
+        /// libpq connect timeout unless the URL sets `connect_timeout`, seconds.
+        public var connectTimeoutSeconds: Int = 5
+        /// How long a caller waits for a free connection before `pool_timeout`, seconds.
+        public var poolWaitSeconds: Double = 10
+        public init() {}
+    }
+
+    let pool: ConnectionPool<PGConnection>
+    let purgeTicker = PurgeTicker(interval: 1_024)
+
+    /// Connects and migrates.
+    /// - Parameter url: a libpq connection URI, `postgres://user:password@host:port/database?…`.
+    /// - Throws: `.unavailable` (`pg_connect`, …) when the server cannot be reached, `.schema` for a
+    ///   newer schema or a failed migration. Error details never contain the password.
+    public init(url: String, options: Options = Options()) throws(StoreError) {
+        let timeout = options.connectTimeoutSeconds
+        pool = ConnectionPool(
+            capacity: options.poolSize, waitSeconds: options.poolWaitSeconds,
+            connect: { () throws(StoreError) in try PGConnection(url: url, connectTimeoutSeconds: timeout) },
+            isReusable: { $0.isReusable }
+        )
+        try migrate()
+    }
+
+    public func migrate() throws(StoreError) {
+        try pool.withConnection { connection throws(StoreError) in try PostgresMigrator.migrate(connection) }
+    }
+
+    public func ping() throws(StoreError) {
+        try pool.withConnection { connection throws(StoreError) in _ = try connection.query("SELECT 1") }
+    }
+}
