@@ -1,4 +1,4 @@
-import Synchronization
+import KeywardCrypto
 
 /// A bounded map from SHA-256(token) to the claims of a token whose signature and static claims
 /// (issuer, TTL, kid) already verified, so a device pays for ECDSA once per token rather than
@@ -27,11 +27,11 @@ final class VerifiedTokenCache: Sendable {
     }
 
     let capacity: Int
-    private let entries: Mutex<[Key: Entry]>
+    private let entries: Locked<[Key: Entry]>
 
     init(capacity: Int) {
         self.capacity = max(0, capacity)
-        entries = Mutex([:])
+        entries = Locked([:])
     }
 
     func lookup(_ key: Key) -> Entry? {

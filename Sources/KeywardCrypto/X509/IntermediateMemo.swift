@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A bounded set of intermediate lists (each the exact DER of every intermediate, in order) that
 /// have been verified up to the pinned root, so a repeat verification only checks the leaf.
 ///
@@ -9,12 +7,12 @@ import Synchronization
 /// When full, an arbitrary entry is dropped: every real App Attest chain shares one Apple
 /// intermediate, so a handful of entries covers all traffic.
 final class IntermediateMemo: Sendable {
-    private let entries: Mutex<Set<[[UInt8]]>>
+    private let entries: Locked<Set<[[UInt8]]>>
     let capacity: Int
 
     init(capacity: Int) {
         self.capacity = max(0, capacity)
-        entries = Mutex([])
+        entries = Locked([])
     }
 
     func contains(_ intermediates: [[UInt8]]) -> Bool {
