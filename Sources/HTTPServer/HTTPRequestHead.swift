@@ -3,7 +3,8 @@
 ///
 /// Built once per request from libmicrohttpd's parsed head; each header name
 /// and value becomes a Swift `String` exactly once (bytes that are not UTF-8
-/// become U+FFFD). Framing has already been checked (see ``RequestHygiene``).
+/// become U+FFFD). Framing has already been checked (see ``HTTPServer``'s list
+/// of refusals): a handler never sees a request with ambiguous framing.
 public struct HTTPRequestHead: Sendable {
     /// The method token, case preserved (`"GET"`, `"POST"`; RFC 9110 §9.1).
     public let method: String
@@ -91,6 +92,8 @@ public struct HTTPRequestHead: Sendable {
 
 /// The HTTP version of a request line. libmicrohttpd refuses every other version (505).
 public enum HTTPVersion: Sendable, Equatable {
+    /// `HTTP/1.0` (RFC 1945): no `Host` required, no chunked bodies.
     case http10
+    /// `HTTP/1.1` (RFC 9112).
     case http11
 }

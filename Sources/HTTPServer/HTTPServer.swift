@@ -128,7 +128,8 @@ public final class HTTPServer: Sendable {
     /// Stops listening and closes every connection, open streams included
     /// (their `onClose` fires); waits for the worker threads to finish.
     /// Requests still waiting for a late response are closed without one;
-    /// answering them afterwards does nothing. Idempotent.
+    /// answering them afterwards does nothing. Idempotent. Never call it from a
+    /// handler or a stream callback: it joins the worker threads those run on.
     public func stop() {
         let running = lifecycle.withLock { lifecycle -> (OpaquePointer, Unmanaged<ServerCore>, DispatchSourceTimer?)? in
             guard case .running(let daemon, _, let core, let departureCheck) = lifecycle else {

@@ -19,6 +19,7 @@ public enum HTTPServerError: Error, Sendable, CustomStringConvertible {
         }
     }
 
+    /// For people: names the host or field, never a secret.
     public var description: String {
         switch self {
         case .invalidHost(let host): "not a numeric IP address: \(host)"
