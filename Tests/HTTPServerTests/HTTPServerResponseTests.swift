@@ -82,6 +82,23 @@ final class HTTPServerResponseTests: XCTestCase {
         XCTAssertEqual(second.text, "late /two")
     }
 
+    func testPipelinedRequestsAreAnsweredInOrderEvenWhenTheFirstIsLate() throws {
+        let server = try startServer { head, _, writer in
+            if head.path == "/slow" {
+                onAnotherThread {
+                    Thread.sleep(forTimeInterval: 0.2)
+                    writer.respond(status: 200, body: Array("slow".utf8))
+                }
+            } else {
+                writer.respond(status: 200, body: Array("fast".utf8))
+            }
+        }
+        let client = try RawClient(port: server.port)
+        try client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /fast HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertEqual(try client.readResponse().text, "slow")
+        XCTAssertEqual(try client.readResponse().text, "fast")
+    }
+
     func testOnlyTheFirstAnswerCounts() throws {
         let server = try startServer { _, _, writer in
             writer.respond(status: 200, body: Array("first".utf8))

@@ -271,4 +271,20 @@ final class HTTPServerStreamTests: XCTestCase {
         let next = try RawClient(port: server.port)
         XCTAssertEqual(try next.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n").text, "body")
     }
+
+    func testHTTP10StreamIsDelimitedByClose() throws {
+        let server = try startServer { _, _, writer in
+            let stream = writer.startStream(status: 200)
+            onAnotherThread {
+                stream.write(Array("one ".utf8))
+                Thread.sleep(forTimeInterval: 0.05)
+                stream.write(Array("two".utf8))
+                stream.finish()
+            }
+        }
+        let client = try RawClient(port: server.port)
+        let response = try client.exchange("GET / HTTP/1.0\r\n\r\n")
+        XCTAssertNil(response.header("Transfer-Encoding"), "no chunking for HTTP/1.0 (RFC 9112 §7)")
+        XCTAssertEqual(response.text, "one two")
+    }
 }
