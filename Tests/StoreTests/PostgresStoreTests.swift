@@ -45,6 +45,7 @@ final class PostgresStoreTests: XCTestCase {
     func testCounterNeverGoesDownUnderRacingAdvances() throws { try StoreConformance.counterNeverGoesDownUnderRacingAdvances(harness()) }
     func testRevocationRoundTrip() throws { try StoreConformance.revocationRoundTrip(harness()) }
     func testFiftyConcurrentConsumersGetExactlyFive() throws { try StoreConformance.fiftyConcurrentConsumersGetExactlyFive(harness()) }
+    func testTwoInstancesShareOneExactLimit() throws { try StoreConformance.twoInstancesShareOneExactLimit(harness()) }
     func testWindowBoundaryAllowsNoDoubleBurst() throws { try StoreConformance.windowBoundaryAllowsNoDoubleBurst(harness()) }
     func testRetryAfterWaitsForTheOldestCountedEvent() throws { try StoreConformance.retryAfterWaitsForTheOldestCountedEvent(harness()) }
     func testDailyLimitSurvivesReopen() throws { try StoreConformance.dailyLimitSurvivesReopen(harness()) }
@@ -88,6 +89,17 @@ final class PostgresStoreTests: XCTestCase {
             XCTAssertEqual((error as? StoreError)?.reason, "pg_connect")
         }
         XCTAssertEqual(PGConnection.redact("bad token \"s3cret\" in URI", in: "postgres://u:s3cret@h/d"), "bad token \"***\" in URI")
+    }
+
+    func testConnectionsCarryTheStatementTimeout() throws {
+        let harness = try harness()
+        var options = PostgresStore.Options()
+        options.statementTimeoutMillis = 2_500
+        let store = try PostgresStore(url: harness.url, options: options)
+        let setting = try store.pool.withConnection { connection throws(StoreError) in
+            try connection.query("SHOW statement_timeout").text(0, 0)
+        }
+        XCTAssertEqual(setting, "2500ms")
     }
 
     func testOpenStoreReadsPostgresURLs() throws {

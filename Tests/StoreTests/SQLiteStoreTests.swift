@@ -26,6 +26,7 @@ final class SQLiteStoreTests: XCTestCase {
     func testCounterNeverGoesDownUnderRacingAdvances() throws { try StoreConformance.counterNeverGoesDownUnderRacingAdvances(harness()) }
     func testRevocationRoundTrip() throws { try StoreConformance.revocationRoundTrip(harness()) }
     func testFiftyConcurrentConsumersGetExactlyFive() throws { try StoreConformance.fiftyConcurrentConsumersGetExactlyFive(harness()) }
+    func testTwoInstancesShareOneExactLimit() throws { try StoreConformance.twoInstancesShareOneExactLimit(harness()) }
     func testWindowBoundaryAllowsNoDoubleBurst() throws { try StoreConformance.windowBoundaryAllowsNoDoubleBurst(harness()) }
     func testRetryAfterWaitsForTheOldestCountedEvent() throws { try StoreConformance.retryAfterWaitsForTheOldestCountedEvent(harness()) }
     func testDailyLimitSurvivesReopen() throws { try StoreConformance.dailyLimitSurvivesReopen(harness()) }

@@ -191,6 +191,19 @@ enum StoreConformance {
         XCTAssertEqual(limited.winCount, 45)
     }
 
+    static func twoInstancesShareOneExactLimit(_ harness: StoreHarness) throws {
+        // Two stores on one database, as two Keyward processes would be: the limit is still exact.
+        let stores = [try harness.open(), try harness.open()]
+        let tally = Tally()
+        runOnThreads(40) { index in
+            do {
+                if try stores[index % 2].consumeRate(key: "shared", limits: [.perMinute(7)], nowMillis: now * 1000) == .allowed { tally.win() }
+            } catch { tally.fail(error) }
+        }
+        XCTAssertEqual(tally.errors, [])
+        XCTAssertEqual(tally.winCount, 7)
+    }
+
     static func windowBoundaryAllowsNoDoubleBurst(_ harness: StoreHarness) throws {
         let store = try harness.open()
         let start: Int64 = now * 1000

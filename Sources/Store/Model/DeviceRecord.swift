@@ -18,6 +18,7 @@ public struct DeviceRecord: Sendable, Equatable {
     public var createdAt: Int64
     /// Unix seconds of the latest successful handshake.
     public var lastSeenAt: Int64
+    /// Set by `Store.setRevoked`; a revoked device cannot advance its counter or re-register.
     public var revoked: Bool
     /// Unix seconds when `revoked` was last set, nil when not revoked.
     public var revokedAt: Int64?
@@ -29,6 +30,7 @@ public struct DeviceRecord: Sendable, Equatable {
     /// Longest accepted id (a hex SHA-256 is 64; room for other schemes without unbounded keys).
     public static let maxIDLength = 128
 
+    /// A record as stored; `revoked`, `revokedAt` and `receipt` default to a fresh, unrevoked device without receipt.
     public init(
         id: String, platform: String, publicKey: [UInt8], counter: UInt32, environment: String,
         createdAt: Int64, lastSeenAt: Int64, revoked: Bool = false, revokedAt: Int64? = nil, receipt: [UInt8] = []

@@ -6,6 +6,7 @@ public struct RateWindow: Sendable, Equatable, Hashable {
     /// Window length in milliseconds, > 0.
     public var durationMillis: Int64
 
+    /// A window of `durationMillis` admitting `limit` events; validated when used (`rate_window`).
     public init(limit: Int, durationMillis: Int64) {
         self.limit = limit
         self.durationMillis = durationMillis
@@ -27,10 +28,14 @@ public enum RateDecision: Sendable, Equatable {
 
 /// Rows removed by `Store.purgeExpired`.
 public struct PurgeCounts: Sendable, Equatable {
+    /// Challenges past their expiry (spent or not).
     public var challenges: Int
+    /// Rate events older than the longest window they were counted under.
     public var rateEvents: Int
+    /// Budget rows of days before yesterday.
     public var budgets: Int
 
+    /// Counts, zero by default.
     public init(challenges: Int = 0, rateEvents: Int = 0, budgets: Int = 0) {
         self.challenges = challenges
         self.rateEvents = rateEvents

@@ -15,18 +15,21 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case invalidInput
     }
 
+    /// Which API status the failure maps to.
     public let kind: Kind
     /// Stable slug, e.g. `challenge_hash_length`, `sqlite_busy`, `pg_connect`, `schema_newer`.
     public let reason: String
     /// Human-readable context for logs (library message, SQLSTATE); carries no secret.
     public let detail: String
 
+    /// - Parameters: `detail` must not carry secrets or bound values.
     public init(_ kind: Kind, _ reason: String, detail: String = "") {
         self.kind = kind
         self.reason = reason
         self.detail = detail
     }
 
+    /// `store <kind>: <reason>[: <detail>]`, for logs.
     public var description: String {
         detail.isEmpty ? "store \(kind.rawValue): \(reason)" : "store \(kind.rawValue): \(reason): \(detail)"
     }

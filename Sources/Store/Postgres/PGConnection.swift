@@ -8,16 +8,16 @@ final class PGConnection {
     let handle: OpaquePointer
     private var prepared: [String: String] = [:]
 
-    /// Connects with `url` (a libpq URI or key=value string). Defaults placed before the URL apply
-    /// unless the URL sets them: a 5 s connect timeout (libpq's default is to wait forever) and a
-    /// 15 s statement timeout as a backstop against a stuck lock.
+    /// Connects with `url` (a libpq URI or key=value string). A connect timeout placed before the URL
+    /// applies unless the URL sets `connect_timeout` (libpq's default is to wait forever). The
+    /// statement timeout, a backstop against a stuck lock, is a plain `SET` after connecting rather
+    /// than the `options` startup parameter, which PgBouncer refuses.
     /// - Throws: `.unavailable` `pg_connect`, with libpq's first line of explanation; the password is
     ///   never part of it (redacted should libpq quote the URI).
-    init(url: String, connectTimeoutSeconds: Int) throws(StoreError) {
+    init(url: String, connectTimeoutSeconds: Int, statementTimeoutMillis: Int? = nil) throws(StoreError) {
         let pairs = [
             ("connect_timeout", String(connectTimeoutSeconds)),
             ("application_name", "keyward"),
-            ("options", "-c statement_timeout=15000"),
             ("dbname", url),   // expanded (expand_dbname = 1): its settings override the defaults above
         ]
         let connection = PGConnection.connect(pairs)
@@ -29,6 +29,9 @@ final class PGConnection {
         handle = connection
         // Notices ("relation already exists, skipping") would go to stderr by default.
         PQsetNoticeProcessor(connection, { _, _ in }, nil)
+        if let statementTimeoutMillis {
+            try execute("SET statement_timeout = \(max(0, statementTimeoutMillis))")
+        }
     }
 
     deinit { PQfinish(handle) }

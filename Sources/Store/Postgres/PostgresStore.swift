@@ -5,13 +5,18 @@
 /// READ COMMITTED (a waiting UPDATE re-checks its WHERE against the winner's row). Rate limiting takes
 /// a transaction-scoped advisory lock per key.
 public final class PostgresStore: Store {
+    /// Pool and timeout settings; the defaults suit a few instances on a shared server.
     public struct Options: Sendable {
         /// Connections open at once (each is a server process: keep it small).
         public var poolSize: Int = 8
         /// libpq connect timeout unless the URL sets `connect_timeout`, seconds.
         public var connectTimeoutSeconds: Int = 5
+        /// Server-side limit per statement, milliseconds (a lock waited on for longer fails with
+        /// `pg_error` instead of hanging a request); nil keeps the server's setting.
+        public var statementTimeoutMillis: Int? = 15_000
         /// How long a caller waits for a free connection before `pool_timeout`, seconds.
         public var poolWaitSeconds: Double = 10
+        /// The defaults.
         public init() {}
     }
 
@@ -23,10 +28,12 @@ public final class PostgresStore: Store {
     /// - Throws: `.unavailable` (`pg_connect`, …) when the server cannot be reached, `.schema` for a
     ///   newer schema or a failed migration. Error details never contain the password.
     public init(url: String, options: Options = Options()) throws(StoreError) {
-        let timeout = options.connectTimeoutSeconds
+        let (connectTimeout, statementTimeout) = (options.connectTimeoutSeconds, options.statementTimeoutMillis)
         pool = ConnectionPool(
             capacity: options.poolSize, waitSeconds: options.poolWaitSeconds,
-            connect: { () throws(StoreError) in try PGConnection(url: url, connectTimeoutSeconds: timeout) },
+            connect: { () throws(StoreError) in
+                try PGConnection(url: url, connectTimeoutSeconds: connectTimeout, statementTimeoutMillis: statementTimeout)
+            },
             isReusable: { $0.isReusable }
         )
         try migrate()

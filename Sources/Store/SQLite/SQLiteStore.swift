@@ -13,6 +13,7 @@ public final class SQLiteStore: Store {
         public var busyTimeoutMillis: Int32 = 5_000
         /// How long a caller waits for a free connection before `pool_timeout`, seconds.
         public var poolWaitSeconds: Double = 10
+        /// The defaults.
         public init() {}
     }
 
