@@ -56,16 +56,25 @@ final class TestUpstreamServer: @unchecked Sendable {
     /// How many TCP connections were accepted.
     var connectionCount: Int { state.withLock { $0.connections.count } }
 
-    /// Stops accepting and closes every connection.
+    /// Stops accepting and closes every connection. The listener is only shut down here (which
+    /// wakes `accept`); the accept thread frees it, so its descriptor number cannot be reused by the
+    /// next test's listener while this thread still accepts on it.
     func stop() {
+        stopped.store(true, ordering: .releasing)
         shutdown(listener, Int32(SHUT_RDWR))
-        Glibc.close(listener)
         for connection in state.withLock({ $0.connections }) { connection.close() }
     }
 
+    private let stopped = Atomic<Bool>(false)
+
     private func acceptLoop() {
+        defer { Glibc.close(listener) }
         while true {
             let fd = accept(listener, nil, nil)
+            if stopped.load(ordering: .acquiring) {
+                if fd >= 0 { Glibc.close(fd) }
+                return
+            }
             if fd < 0 {
                 if errno == EINTR { continue }
                 return
