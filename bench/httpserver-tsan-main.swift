@@ -72,5 +72,5 @@ for path in ["/idle", "/idle", "/stream", "/late"] {
     open.append(fd)
 }
 usleep(300000)
-server.stop()
+server.drain(gracePeriodMilliseconds: 300)   // quiesce, wait, then stop with streams still open
 print("stress done")

@@ -10,6 +10,7 @@ let uriLogCallback: keyward_mhd_uri_log_callback = { cls, uri, connection in
     guard let cls, let connection else { return nil }
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
     let target = uri.map { String(cString: $0) } ?? ""
+    core.activeRequests.add(1, ordering: .relaxed)
     let context = RequestContext(
         core: core, connection: connection, socket: keyward_mhd_connection_fd(connection), target: target)
     return Unmanaged.passRetained(context).toOpaque()
@@ -21,6 +22,7 @@ let requestCompletedCallback: MHD_RequestCompletedCallback = { _, _, contextSlot
     contextSlot.pointee = nil
     let context = Unmanaged<RequestContext>.fromOpaque(opaque).takeRetainedValue()
     context.complete(cleanly: termination == .REQUEST_TERMINATED_COMPLETED_OK)
+    context.core.activeRequests.subtract(1, ordering: .relaxed)
 }
 
 /// Access handler: called once when the head is parsed, once per body

@@ -1,6 +1,9 @@
 import CMicroHTTPD
 import CShims
 import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Keyward's listening side: HTTP/1.1 over GNU libmicrohttpd 0.9.75.
 ///
@@ -27,9 +30,19 @@ public final class HTTPServer: Sendable {
     /// answer later from any thread, but do not block the worker.
     public typealias Handler = @Sendable (HTTPRequestHead, _ body: [UInt8], ResponseWriter) -> Void
 
+    private struct Running {
+        let daemon: OpaquePointer
+        let port: UInt16
+        /// The daemon's reference to the core (its callbacks' `cls`), released after stopping.
+        let core: Unmanaged<ServerCore>
+        let departureCheck: DispatchSourceTimer?
+        /// The listening socket once `drain` stopped accepting; closed only after the daemon stops (libmicrohttpd's rule).
+        var quiescedSocket: Int32?
+    }
+
     private enum Lifecycle {
         case idle
-        case running(daemon: OpaquePointer, port: UInt16, core: Unmanaged<ServerCore>, departureCheck: DispatchSourceTimer?)
+        case running(Running)
         case stopped
     }
 
@@ -112,17 +125,50 @@ public final class HTTPServer: Sendable {
                 timer.resume()
                 departureCheck = timer
             }
-            lifecycle = .running(
-                daemon: daemon, port: keyward_mhd_bound_port(daemon), core: retained, departureCheck: departureCheck)
+            lifecycle = .running(Running(
+                daemon: daemon, port: keyward_mhd_bound_port(daemon), core: retained,
+                departureCheck: departureCheck, quiescedSocket: nil))
         }
     }
 
     /// The bound TCP port while running (the ephemeral one when configured with 0); 0 otherwise.
     public var port: UInt16 {
         lifecycle.withLock { lifecycle in
-            if case .running(_, let port, _, _) = lifecycle { return port }
+            if case .running(let running) = lifecycle { return running.port }
             return 0
         }
+    }
+
+    /// Requests in progress (a request line received, the response not yet
+    /// fully sent), open streams included. Idle keep-alive connections do not count.
+    public var activeRequests: Int {
+        core.activeRequests.load(ordering: .relaxed)
+    }
+
+    /// Graceful shutdown: stops accepting connections, lets the requests in
+    /// progress finish (streams included) for up to `gracePeriodMilliseconds`,
+    /// then ``stop()``s, cutting whatever is left. Connections that arrive
+    /// meanwhile wait in the listen backlog and are refused at the end; requests
+    /// on already-open keep-alive connections are still served. Blocks the
+    /// caller for at most the grace period (polling every 10 ms). Same thread
+    /// rule as ``stop()``.
+    public func drain(gracePeriodMilliseconds: Int) {
+        let quiesced = lifecycle.withLock { lifecycle -> Bool in
+            guard case .running(var running) = lifecycle else { return false }
+            if running.quiescedSocket == nil {
+                let socket = MHD_quiesce_daemon(running.daemon)
+                running.quiescedSocket = socket >= 0 ? socket : nil
+                lifecycle = .running(running)
+            }
+            return true
+        }
+        if quiesced {
+            let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, gracePeriodMilliseconds)) * 1_000_000
+            while core.activeRequests.load(ordering: .relaxed) > 0, DispatchTime.now().uptimeNanoseconds < deadline {
+                usleep(10_000)
+            }
+        }
+        stop()
     }
 
     /// Stops listening and closes every connection, open streams included
@@ -131,22 +177,25 @@ public final class HTTPServer: Sendable {
     /// answering them afterwards does nothing. Idempotent. Never call it from a
     /// handler or a stream callback: it joins the worker threads those run on.
     public func stop() {
-        let running = lifecycle.withLock { lifecycle -> (OpaquePointer, Unmanaged<ServerCore>, DispatchSourceTimer?)? in
-            guard case .running(let daemon, _, let core, let departureCheck) = lifecycle else {
+        let stopping = lifecycle.withLock { lifecycle -> Running? in
+            guard case .running(let running) = lifecycle else {
                 lifecycle = .stopped
                 return nil
             }
             lifecycle = .stopped
-            return (daemon, core, departureCheck)
+            return running
         }
-        guard let (daemon, retained, departureCheck) = running else { return }
+        guard let stopping else { return }
         // A check still running after cancel() finds only completed requests: harmless.
-        departureCheck?.cancel()
+        stopping.departureCheck?.cancel()
         // libmicrohttpd panics when stopped with a suspended connection: wake them all first.
         for context in core.suspended.beginStopping() {
             context.beginStopping()
         }
-        MHD_stop_daemon(daemon)
-        retained.release()
+        MHD_stop_daemon(stopping.daemon)
+        if let socket = stopping.quiescedSocket {
+            close(socket)
+        }
+        stopping.core.release()
     }
 }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// What one running server shares with its libmicrohttpd callbacks (their `cls`).
 final class ServerCore: Sendable {
     let configuration: HTTPServerConfiguration
@@ -5,6 +7,8 @@ final class ServerCore: Sendable {
     let handler: HTTPServer.Handler
     let onRefusal: (@Sendable (HTTPRequestRefusal) -> Void)?
     let suspended = SuspendedConnections()
+    /// Requests between the URI-log and request-completed callbacks (for ``HTTPServer/drain(gracePeriodMilliseconds:)``).
+    let activeRequests = Atomic<Int>(0)
     let canned = CannedResponses()
 
     init(

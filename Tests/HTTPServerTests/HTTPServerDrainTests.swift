@@ -1,0 +1,61 @@
+import Foundation
+import HTTPServer
+import XCTest
+
+final class HTTPServerDrainTests: XCTestCase {
+    func testDrainLetsAStreamInProgressFinishAndAcceptsNoNewConnection() throws {
+        let server = try startServer { _, _, writer in
+            let stream = writer.startStream(status: 200)
+            stream.write(Array("a".utf8))
+            onAnotherThread {
+                Thread.sleep(forTimeInterval: 0.3)
+                stream.write(Array("b".utf8))
+                stream.finish()
+            }
+        }
+        let client = try RawClient(port: server.port)
+        try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertEqual(try client.readHead().status, 200)
+        XCTAssertEqual(try client.readChunk(), Array("a".utf8))
+        XCTAssertEqual(server.activeRequests, 1)
+
+        let drained = DispatchSemaphore(value: 0)
+        let started = Date()
+        onAnotherThread {
+            server.drain(gracePeriodMilliseconds: 5000)
+            drained.signal()
+        }
+        Thread.sleep(forTimeInterval: 0.05)
+        let late = try? RawClient(port: server.port, receiveTimeout: 0.2)
+        try? late?.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertNil(try? late?.readHead(), "a connection made while draining was served")
+
+        XCTAssertEqual(try client.readChunk(), Array("b".utf8))
+        XCTAssertNil(try client.readChunk())
+        XCTAssertEqual(drained.wait(timeout: .now() + 3), .success)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 2.0, "drain waited past the last request")
+        XCTAssertEqual(server.port, 0)
+    }
+
+    func testDrainCutsWhatIsLeftAfterTheGracePeriod() throws {
+        let closed = DispatchSemaphore(value: 0)
+        let keep = Box<ResponseStream?>(nil)
+        let server = try startServer { _, _, writer in
+            let stream = writer.startStream(status: 200)
+            stream.onClose = { closed.signal() }
+            stream.write(Array("a".utf8))
+            keep.value = stream   // never finished
+        }
+        let client = try RawClient(port: server.port)
+        try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertEqual(try client.readHead().status, 200)
+        XCTAssertNotNil(try client.readChunk())
+        let started = Date()
+        server.drain(gracePeriodMilliseconds: 200)
+        let took = Date().timeIntervalSince(started)
+        XCTAssertGreaterThanOrEqual(took, 0.2)
+        XCTAssertLessThan(took, 2.0)
+        XCTAssertEqual(closed.wait(timeout: .now() + 1), .success)
+        XCTAssertEqual(server.activeRequests, 0)
+    }
+}
