@@ -35,7 +35,7 @@ public final class AndroidHandshake: Sendable {
         let now = service.time.nowSeconds()
         let outcome: RegisterOutcome
         do { outcome = try service.store.registerDevice(attestation.deviceRecord(for: request, now: now)) } catch {
-            throw service.storeFailure("device_register")
+            throw service.storeFailure("device_register", error)
         }
         if case .existing(let existing) = outcome {
             guard !existing.revoked else { throw APIError(.forbidden, reason: "device_revoked") }

@@ -11,7 +11,7 @@ extension KeywardService {
         do {
             try store.putChallenge(hash: SHA256.hash(challenge), expiresAt: expiresAt)
         } catch {
-            throw storeFailure("challenge_put")
+            throw storeFailure("challenge_put", error)
         }
         return "{\"challenge\":\"\(Base64.encodeURL(challenge))\",\"expires_at\":\(expiresAt)}"
     }
@@ -32,7 +32,7 @@ extension KeywardService {
         do {
             spent = try store.spendChallenge(hash: SHA256.hash(challenge), now: time.nowSeconds())
         } catch {
-            throw storeFailure("challenge_spend")
+            throw storeFailure("challenge_spend", error)
         }
         guard spent else { throw APIError(.challengeInvalid, reason: "challenge_unknown_or_spent") }
         return challenge

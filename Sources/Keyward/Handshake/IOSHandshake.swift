@@ -45,7 +45,7 @@ extension KeywardService {
             environment: attested.environment.rawValue, createdAt: now, lastSeenAt: now, revoked: false,
             receipt: attested.receipt)
         let outcome: RegisterOutcome
-        do { outcome = try store.registerDevice(record) } catch { throw storeFailure("device_register") }
+        do { outcome = try store.registerDevice(record) } catch { throw storeFailure("device_register", error) }
         if case .existing(let existing) = outcome {
             // The same key attested again: only a device that is not revoked, with the very key
             // it registered, may continue; its counter stays where it is.
@@ -85,7 +85,7 @@ extension KeywardService {
     /// - Throws: `attestation_invalid` (unknown), `forbidden` (revoked), `unavailable`.
     func registeredDevice(_ deviceID: String, platform: String) throws(APIError) -> DeviceRecord {
         let found: DeviceRecord?
-        do { found = try store.device(id: deviceID) } catch { throw storeFailure("device_read") }
+        do { found = try store.device(id: deviceID) } catch { throw storeFailure("device_read", error) }
         guard let device = found, device.platform == platform else {
             throw APIError(.attestationInvalid, reason: "device_unknown")
         }
@@ -115,7 +115,7 @@ extension KeywardService {
             advanced = try store.advanceCounter(
                 deviceID: device.id, publicKey: device.publicKey, to: newCounter, now: time.nowSeconds())
         } catch {
-            throw storeFailure("counter_advance")
+            throw storeFailure("counter_advance", error)
         }
         guard advanced else {
             metrics.increment("keyward_assertions_total", ["kind": outcomeLabel, "outcome": "counter_replay"])

@@ -93,12 +93,10 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
         }
         if let error {
             service.metrics.increment("keyward_upstream_errors_total", ["provider": provider.name, "reason": error.reason])
-            stream.abort()
-        } else {
-            stream.finish()
         }
         service.metrics.streamClosed()
         if context.markFinished(status: 0) { service.log(context) }
+        if error != nil { stream.abort() } else { stream.finish() }
     }
 
     // MARK: client side

@@ -59,7 +59,7 @@ extension KeywardService {
         let now = time.nowMillis()
         if !deviceStatus.isFresh(claims.sub, nowMillis: now) {
             let device: DeviceRecord?
-            do { device = try store.device(id: claims.sub) } catch { throw storeFailure("device_read") }
+            do { device = try store.device(id: claims.sub) } catch { throw storeFailure("device_read", error) }
             guard let device, !device.revoked else {
                 deviceStatus.forget(claims.sub)
                 throw APIError(.sessionInvalid, reason: device == nil ? "device_unknown" : "device_revoked")
@@ -108,7 +108,7 @@ extension KeywardService {
         do {
             decision = try store.consumeRate(key: "\(provider.name)|\(deviceID)", limits: windows, nowMillis: time.nowMillis())
         } catch {
-            throw storeFailure("rate_consume")
+            throw storeFailure("rate_consume", error)
         }
         if case .limited(let retryAfter) = decision {
             metrics.increment("keyward_rate_limited_total", ["limit": "provider"])

@@ -11,6 +11,8 @@ public final class KeywardServer: Sendable {
     let publicServer: HTTPServer
     let adminServer: HTTPServer?
     let reloadProviders: (@Sendable () throws -> ProviderTable.Snapshot)?
+    /// Every minute: expired challenges, rate events and budgets leave the store.
+    let purgeTimer: RepeatingTimer
 
     /// - Parameters:
     ///   - publicListener: where apps connect (handshake and proxy routes).
@@ -28,6 +30,7 @@ public final class KeywardServer: Sendable {
             configuration: publicListener,
             bodyLimit: { head in service.bodyLimit(for: head) },
             handler: { head, body, writer in service.handle(head, body: body, writer: writer) })
+        purgeTimer = RepeatingTimer(label: "keyward.purge", seconds: 60) { service.purgeExpired() }
         if let adminListener {
             let admin = AdminRoutes(service: service)
             adminServer = HTTPServer(
@@ -46,6 +49,7 @@ public final class KeywardServer: Sendable {
             publicServer.stop()
             throw error
         }
+        purgeTimer.start()
     }
 
     /// The public listener's bound port (useful when configured as 0).
@@ -55,6 +59,7 @@ public final class KeywardServer: Sendable {
 
     /// Stops both listeners.
     public func stop() {
+        purgeTimer.stop()
         adminServer?.stop()
         publicServer.stop()
     }

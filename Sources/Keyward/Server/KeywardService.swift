@@ -166,21 +166,45 @@ public final class KeywardService: Sendable {
         }
     }
 
-    /// Maps a store failure to 503 and counts it.
-    func storeFailure(_ operation: String) -> APIError {
+    /// Maps a store failure to 503 and counts it; the store's own reason slug (`sqlite_busy`,
+    /// `pg_connection`, …) goes to the log line of the request.
+    func storeFailure(_ operation: String, _ error: StoreError? = nil) -> APIError {
         metrics.increment("keyward_store_errors_total", ["operation": operation])
+        if let error {
+            var line = logger.line("store_error")
+            line.add("operation", operation)
+            line.add("reason", error.reason)
+            logger.emit(line)
+        }
         return .unavailable(reason: "store_\(operation)_failed")
+    }
+
+    /// Deletes expired challenges, rate events and old budgets (`serve` calls it every minute).
+    public func purgeExpired() {
+        do {
+            let counts = try store.purgeExpired(nowMillis: time.nowMillis())
+            if counts.challenges + counts.rateEvents + counts.budgets > 0 {
+                var line = logger.line("store_purged")
+                line.add("challenges", counts.challenges)
+                line.add("rate_events", counts.rateEvents)
+                line.add("budgets", counts.budgets)
+                logger.emit(line)
+            }
+        } catch {
+            _ = storeFailure("purge", error)
+        }
     }
 
     // MARK: - Respond and log
 
     func respondJSON(_ writer: ResponseWriter, _ context: RequestContext, status: Int, _ json: String) {
         guard context.markFinished(status: status) else { return }
+        // Logged before answering, so whoever reads the answer finds its log line already written.
+        log(context)
         writer.respond(
             status: status,
             headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store"), ("X-Request-Id", context.id)],
             body: Array(json.utf8))
-        log(context)
     }
 
     func respondError(_ writer: ResponseWriter, _ context: RequestContext, _ error: APIError) {
@@ -188,8 +212,8 @@ public final class KeywardService: Sendable {
         guard context.markFinished(status: error.code.status) else { return }
         var headers: [(String, String)] = [("Content-Type", "application/json"), ("Cache-Control", "no-store"), ("X-Request-Id", context.id)]
         headers.append(contentsOf: error.headers)
-        writer.respond(status: error.code.status, headers: headers, body: error.code.body)
         log(context)
+        writer.respond(status: error.code.status, headers: headers, body: error.code.body)
     }
 
     /// The log phase: one JSON line and the request counter, for every outcome.
