@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 extension UpstreamClient {
     /// Sends `request` and waits for the whole response: for small JSON exchanges (Google's token and
@@ -28,7 +27,7 @@ private final class CollectingHandler: UpstreamResponseHandler, @unchecked Senda
     private var body: [UInt8] = []
     private var outcome: UpstreamError?
     /// The transfer once known, and whether the cap was crossed; whoever sees both cancels.
-    private let control = Mutex<(transfer: UpstreamTransfer?, overflowed: Bool)>((nil, false))
+    private let control = Locked<(transfer: UpstreamTransfer?, overflowed: Bool)>((nil, false))
 
     init(limit: Int) { self.limit = max(0, limit) }
 

@@ -12,7 +12,7 @@ import Synchronization
 /// `curl_multi_poll` until a socket is ready, libcurl's own timer is due, the nearest transfer
 /// deadline passes, or a wakeup arrives. Handlers are called from here.
 final class MultiLoop: @unchecked Sendable {
-    /// Requests from other threads, guarded by the mutex.
+    /// Requests from other threads, guarded by a mutex.
     private struct Inbox {
         var starts: [TransferState] = []
         var resumes: [TransferState] = []
@@ -25,7 +25,7 @@ final class MultiLoop: @unchecked Sendable {
     }
 
     private let multi: UnsafeMutableRawPointer  // CURLM *
-    private let inbox = Mutex(Inbox())
+    private let inbox = Locked(Inbox())
     /// `pthread_self()` of the loop thread, to refuse blocking calls made on it.
     private let loopThreadID = Atomic<UInt>(0)
     private let stopped = DispatchSemaphore(value: 0)

@@ -7,8 +7,8 @@ import XCTest
 /// `cancel()` from any thread ends the transfer at once and closes the upstream connection.
 final class CancellationTests: XCTestCase {
     func testCancelMidStreamClosesTheUpstreamSocketWithinASecond() throws {
-        let closedAfter = Mutex<TimeInterval?>(nil)
-        let cancelledAt = Mutex<Date?>(nil)
+        let closedAfter = Locked<TimeInterval?>(nil)
+        let cancelledAt = Locked<Date?>(nil)
         let server = try TestUpstreamServer { _, conn in
             conn.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
             conn.writeChunk(Array("data: 1\n\n".utf8))

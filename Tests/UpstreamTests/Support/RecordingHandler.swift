@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
-import Upstream
+@testable import Upstream
 
 /// Records what a transfer delivers, with arrival times, for assertions from the test thread.
 /// `bodyDecision` (set before `start`) decides each `upstreamBody` return value; the default keeps going.
@@ -20,7 +20,7 @@ final class RecordingHandler: UpstreamResponseHandler, @unchecked Sendable {
         var callsOnClientThread: [Bool] = []
     }
 
-    private let record = Mutex(Record())
+    private let record = Locked(Record())
     private let completed = DispatchSemaphore(value: 0)
     private let keepBody: Bool
     let bodyDecision: @Sendable (_ received: Int, _ chunk: UnsafeRawBufferPointer) -> Bool

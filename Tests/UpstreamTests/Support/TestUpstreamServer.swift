@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+@testable import Upstream  // Locked: a pthread mutex ThreadSanitizer can see
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,7 +25,7 @@ final class TestUpstreamServer: @unchecked Sendable {
     let port: UInt16
     private let listener: Int32
     private let handler: Handler
-    private let state = Mutex<(requests: [Request], connections: [TestConnection])>(([], []))
+    private let state = Locked<(requests: [Request], connections: [TestConnection])>(([], []))
 
     /// Binds 127.0.0.1 on an ephemeral port and starts accepting.
     init(handler: @escaping Handler) throws {
