@@ -22,6 +22,10 @@ enum EasyHandleSetup {
         guard !request.url.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
             throw .invalidRequest("URL contains whitespace or control characters")
         }
+        // RFC 3986 §3.2.1 userinfo: libcurl would turn it into an `Authorization: Basic` field of its own.
+        let afterScheme = request.url.utf8.drop { $0 != UInt8(ascii: ":") }.dropFirst(3)
+        let authority = afterScheme.prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
+        guard !authority.contains(UInt8(ascii: "@")) else { throw .invalidRequest("URL carries userinfo") }
         guard HTTPToken.isToken(request.method) else { throw .invalidRequest("method is not a token") }
         let isHead = request.method == "HEAD"
         if isHead && !request.body.isEmpty { throw .invalidRequest("HEAD with a body") }

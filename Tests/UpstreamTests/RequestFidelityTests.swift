@@ -147,3 +147,17 @@ extension RequestFidelityTests {
         XCTAssertTrue(received.body == body)
     }
 }
+
+extension RequestFidelityTests {
+    func testURLWithUserinfoIsRefusedSoLibcurlAddsNoBasicAuth() throws {
+        let handler = try send(UpstreamRequest(url: "http://user:secret@127.0.0.1:\(server.port)/"))
+        XCTAssertEqual(handler.snapshot.error, .invalidRequest("URL carries userinfo"))
+        XCTAssertEqual(server.connectionCount, 0)
+    }
+
+    func testAtSignInPathOrQueryIsFine() throws {
+        let handler = try send(UpstreamRequest(url: "http://127.0.0.1:\(server.port)/users/a@b.example?cc=c@d"))
+        XCTAssertNil(handler.snapshot.error)
+        XCTAssertEqual(server.requests.first?.target, "/users/a@b.example?cc=c@d")
+    }
+}
