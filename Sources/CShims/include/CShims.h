@@ -3,3 +3,4 @@
 #include "openssl_shims.h"
 #include "curl_shims.h"
 #include "microhttpd_shims.h"
+#include "allocator_shims.h"

@@ -21,6 +21,7 @@ enum ServeCommand {
         guard let options = CLIOutput.options(arguments, command: "serve", usage: usage, valueFlags: ["config"]) else { return 2 }
         if options.has("help") { print(usage); return 0 }
         guard let configuration = CLIOutput.configuration(options, command: "serve") else { return 1 }
+        AllocatorTuning.applyForServer()
         let secrets = SecretSource()
         let time = SystemTimeSource()
         let logger = Logger(sink: FileDescriptorLogSink(), time: time)
@@ -29,7 +30,7 @@ enum ServeCommand {
             let providersPath = configuration.providersPath
             let providers = ProviderTable(try ServiceAssembly.providers(path: providersPath, secrets: secrets))
             let store = try ServiceAssembly.store(configuration)
-            let upstream = UpstreamClient()
+            let upstream = UpstreamClient(configuration: .init(threads: HTTPServerConfiguration.onlineCores()))
             let android = try AndroidAssembly.handshake(configuration, secrets: secrets, upstream: upstream)
             let service = try KeywardService(
                 settings: ServiceAssembly.settings(from: configuration), store: store, sessionKeys: keys, providers: providers,

@@ -38,8 +38,10 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
         sentAtMillis = service.time.nowMillis()
     }
 
-    /// Hands over the started transfer, replaying a resume or cancel that raced ahead of it.
+    /// Hands over the started transfer, replaying a resume or cancel that raced ahead of it. A
+    /// client that leaves while the upstream has not answered yet cancels the transfer too.
     func begin(_ transfer: UpstreamTransfer) {
+        writer.onClose = { [weak self] in self?.clientLeft() }
         let (resume, cancel) = state.withLock { state -> (Bool, Bool) in
             state.transfer = transfer
             defer { state.pendingResume = false }

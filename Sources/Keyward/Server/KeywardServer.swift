@@ -29,6 +29,7 @@ public final class KeywardServer: Sendable {
         publicServer = HTTPServer(
             configuration: publicListener,
             bodyLimit: { head in service.bodyLimit(for: head) },
+            onRefusal: { refusal in service.logRefusal(refusal) },
             handler: { head, body, writer in service.handle(head, body: body, writer: writer) })
         purgeTimer = RepeatingTimer(label: "keyward.purge", seconds: 60) { service.purgeExpired() }
         if let adminListener {
@@ -57,11 +58,19 @@ public final class KeywardServer: Sendable {
     /// The admin listener's bound port, if any.
     public var adminPort: UInt16? { adminServer?.port }
 
-    /// Stops both listeners.
+    /// Stops both listeners at once, cutting open streams.
     public func stop() {
         purgeTimer.stop()
         adminServer?.stop()
         publicServer.stop()
+    }
+
+    /// Graceful stop: no new connections; requests in progress (streams included) get up to
+    /// `gracePeriodMilliseconds` to finish before the rest are cut.
+    public func drain(gracePeriodMilliseconds: Int) {
+        purgeTimer.stop()
+        publicServer.drain(gracePeriodMilliseconds: gracePeriodMilliseconds)
+        adminServer?.stop()
     }
 
     /// Reloads the provider registry now (what SIGHUP does). Returns whether the new one took effect.
@@ -79,7 +88,7 @@ public final class KeywardServer: Sendable {
         }
     }
 
-    /// Blocks until SIGTERM or SIGINT, reloading on SIGHUP meanwhile; then stops the listeners.
+    /// Blocks until SIGTERM or SIGINT, reloading on SIGHUP meanwhile; then drains the listeners.
     public func runUntilTerminated() {
         for signalNumber in [SIGHUP, SIGTERM, SIGINT] { signal(signalNumber, SIG_IGN) }
         let queue = DispatchQueue(label: "keyward.signals")
@@ -95,8 +104,8 @@ public final class KeywardServer: Sendable {
             terminations.append(source)
         }
         done.wait()
-        service.logger.info("stopping", "signal received")
-        stop()
+        service.logger.info("stopping", "signal received: draining for up to 10 s")
+        drain(gracePeriodMilliseconds: 10_000)
         withExtendedLifetime((hangup, terminations)) {}
     }
 }

@@ -216,6 +216,18 @@ public final class KeywardService: Sendable {
         writer.respond(status: error.code.status, headers: headers, body: error.code.body)
     }
 
+    /// A request the HTTP layer refused before routing (framing, oversized head or body): one log
+    /// line and the request counter, like every other outcome.
+    public func logRefusal(_ refusal: HTTPRequestRefusal) {
+        var line = logger.line("request")
+        line.add("request_id", requestIDs.next())
+        line.add("route", "refused")
+        line.add("status", refusal.status)
+        line.add("reason", refusal.reason)
+        logger.emit(line)
+        metrics.increment("keyward_requests_total", ["route": "refused", "provider": "-", "status": String(refusal.status)])
+    }
+
     /// The log phase: one JSON line and the request counter, for every outcome.
     func log(_ context: RequestContext) {
         let fields = context.snapshot
