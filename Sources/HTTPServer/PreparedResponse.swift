@@ -45,6 +45,9 @@ struct PreparedResponse: @unchecked Sendable {
                 || ASCII.caseInsensitiveEquals(name, "transfer-encoding") {
                 continue
             }
+            // libmicrohttpd refuses an empty value; an empty field (legal, RFC 9110 §5.5) carries
+            // nothing, so it is left out rather than failing the whole response.
+            if value.isEmpty { continue }
             let added = name.withCString { cName in
                 value.withCString { cValue in
                     // An embedded NUL would silently truncate the field: refuse it.

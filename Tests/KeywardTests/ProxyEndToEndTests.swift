@@ -20,7 +20,7 @@ final class ProxyEndToEndTests: XCTestCase {
                 env.bearer(token), ("Content-Type", "application/json"), ("Cookie", "a=b"), ("X-Api-Key", "client-key"),
                 ("X-Forwarded-For", "10.0.0.1"), ("Forwarded", "for=10.0.0.1"), ("X-Real-IP", "10.0.0.1"),
                 ("Proxy-Authorization", "Basic eA=="), ("X-Keyward-Timestamp", "1"), ("Connection", "X-Drop-Me"),
-                ("X-Drop-Me", "1"), ("X-Custom", "kept"),
+                ("X-Drop-Me", "1"), ("X-Custom", "kept"), ("X-HTTP-Method-Override", "DELETE"),
             ],
             body: body)
         XCTAssertEqual(response.status, 200)
@@ -36,7 +36,7 @@ final class ProxyEndToEndTests: XCTestCase {
         XCTAssertEqual(names.filter { $0 == "authorization" }.count, 1)
         XCTAssertEqual(received.headers.first { $0.name.lowercased() == "authorization" }?.value, "Bearer " + TestDeployment.providerKey)
         for stripped in ["cookie", "x-api-key", "x-forwarded-for", "forwarded", "x-real-ip", "proxy-authorization",
-                         "x-keyward-timestamp", "x-drop-me"] {
+                         "x-keyward-timestamp", "x-drop-me", "x-http-method-override"] {
             XCTAssertFalse(names.contains(stripped), "\(stripped) reached the provider")
         }
         XCTAssertEqual(received.headers.first { $0.name.lowercased() == "x-custom" }?.value, "kept")
@@ -111,6 +111,15 @@ final class ProxyEndToEndTests: XCTestCase {
             XCTAssertEqual(response.status, 401)
             XCTAssertEqual(errorCode(response.body), "session_invalid")
         }
+        XCTAssertEqual(env.provider.received.count, 0)
+    }
+
+    func testTwoAuthorizationFieldsAreRefused() throws {
+        env = try TestDeployment()
+        let (_, token) = try env.session()
+        let response = try env.client.call("GET", "/p/chat/v1/models", headers: [env.bearer(token), ("Authorization", "Bearer junk")])
+        XCTAssertEqual(response.status, 401)
+        XCTAssertEqual(env.lastReason(route: "proxy"), "session_missing")
         XCTAssertEqual(env.provider.received.count, 0)
     }
 

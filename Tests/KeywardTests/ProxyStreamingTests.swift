@@ -64,6 +64,14 @@ final class ProxyStreamingTests: XCTestCase {
         let seen = try XCTUnwrap(closedAt, "the upstream never saw the client leave")
         let millis = Double(seen.uptimeNanoseconds - leftAt.uptimeNanoseconds) / 1e6
         XCTAssertLessThan(millis, 1000)
+        // The client left: logged as such, and not counted against the provider.
+        var logged = false
+        for _ in 0..<100 where !logged {
+            logged = env.logLines.contains { $0.contains("\"provider\":\"hose\"") && $0.contains("\"reason\":\"client_gone\"") }
+            if !logged { Thread.sleep(forTimeInterval: 0.01) }
+        }
+        XCTAssertTrue(logged, "no client_gone line: \(env.logLines.suffix(2))")
+        XCTAssertEqual(env.deployment.service.metrics.value("keyward_upstream_errors_total", ["provider": "hose", "reason": "upstream_cancelled"]), 0)
     }
 }
 

@@ -8,11 +8,18 @@ enum CLIOutput {
     }
 
     /// Parses flags or prints the usage error and the subcommand's usage; nil means "exit 2".
+    /// - Parameter positional: how many bare arguments the subcommand takes (an action name).
     static func options(
-        _ arguments: [String], command: String, usage: String, valueFlags: Set<String>, switchFlags: Set<String> = []
+        _ arguments: [String], command: String, usage: String, valueFlags: Set<String>, switchFlags: Set<String> = [],
+        positional: ClosedRange<Int> = 0...0
     ) -> CommandLineOptions? {
         do {
-            return try CommandLineOptions(arguments, valueFlags: valueFlags, switchFlags: switchFlags.union(["help"]))
+            let options = try CommandLineOptions(arguments, valueFlags: valueFlags, switchFlags: switchFlags.union(["help"]))
+            guard options.has("help") || positional.contains(options.positional.count) else {
+                throw CommandLineOptions.UsageError(
+                    options.positional.isEmpty ? "missing an action" : "unexpected argument '\(options.positional.last ?? "")'")
+            }
+            return options
         } catch {
             Self.error("keyward \(command): \(error)\n\n\(usage)")
             return nil

@@ -17,7 +17,7 @@ enum DevicesCommand {
         """
 
     static func run(_ arguments: [String]) -> Int32 {
-        guard let options = CLIOutput.options(arguments, command: "devices", usage: usage, valueFlags: ["config", "id", "before"])
+        guard let options = CLIOutput.options(arguments, command: "devices", usage: usage, valueFlags: ["config", "id", "before"], positional: 1...1)
         else { return 2 }
         if options.has("help") { print(usage); return 0 }
         guard let action = options.positional.first, options.positional.count == 1,

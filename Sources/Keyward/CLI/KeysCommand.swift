@@ -5,12 +5,13 @@ import Sessions
 /// `keyward keys generate|rotate|kid`: the session signing key (ES256, P-256, PKCS#8 PEM).
 enum KeysCommand {
     static let usage = """
-        usage: keyward keys generate [--out FILE]
+        usage: keyward keys generate [--out FILE [--force]]
                keyward keys rotate --key-file FILE --retired-file FILE
                keyward keys kid --key-file FILE
 
-        generate  writes a new P-256 private key (PKCS#8 PEM) to FILE (mode 0600) or standard output,
-                  and prints its key id (kid, RFC 7638 thumbprint) on standard error.
+        generate  writes a new P-256 private key (PKCS#8 PEM) to FILE (mode 0600; an existing FILE is
+                  kept unless --force) or standard output, and prints its key id (kid, RFC 7638
+                  thumbprint) on standard error. Point KEYWARD_SESSION_KEY_FILE at FILE.
         rotate    appends the current key's public half to the retired file, then replaces the key
                   file with a new key. Point KEYWARD_SESSION_KEY_FILE at the key file and
                   KEYWARD_SESSION_KEYS_RETIRED_FILE at the retired file, then restart each instance:
@@ -22,7 +23,7 @@ enum KeysCommand {
         """
 
     static func run(_ arguments: [String]) -> Int32 {
-        guard let options = CLIOutput.options(arguments, command: "keys", usage: usage, valueFlags: ["out", "key-file", "retired-file"])
+        guard let options = CLIOutput.options(arguments, command: "keys", usage: usage, valueFlags: ["out", "key-file", "retired-file"], switchFlags: ["force"], positional: 1...1)
         else { return 2 }
         if options.has("help") { print(usage); return 0 }
         do {
@@ -31,6 +32,10 @@ enum KeysCommand {
                 let key = try ECPrivateKey.generate(.p256)
                 let pem = try key.pkcs8PEM
                 if let out = options.value("out") {
+                    guard options.has("force") || !FileManager.default.fileExists(atPath: out) else {
+                        CLIOutput.error("keyward keys generate: \(out) exists (it may be a live key); use --force to replace it")
+                        return 1
+                    }
                     try writePrivate(pem, to: out)
                 } else {
                     print(pem, terminator: pem.hasSuffix("\n") ? "" : "\n")

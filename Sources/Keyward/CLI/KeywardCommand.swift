@@ -23,7 +23,14 @@ public enum KeywardCommand {
     ]
 
     /// Runs the command line `arguments` (without the program name) and returns the exit code.
+    /// Keyward's version, printed by `keyward --version`.
+    public static let version = "0.1.0"
+
     public static func run(_ arguments: [String]) -> Int32 {
+        if arguments.first == "--version" || arguments.first == "version" {
+            print("keyward \(version)")
+            return 0
+        }
         guard let name = arguments.first, name != "--help", name != "-h", name != "help" else {
             printUsage(to: arguments.isEmpty ? .standardError : .standardOutput)
             return arguments.isEmpty ? 2 : 0

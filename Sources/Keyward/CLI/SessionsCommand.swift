@@ -21,11 +21,15 @@ enum SessionsCommand {
     static func run(_ arguments: [String]) -> Int32 {
         guard let options = CLIOutput.options(
             arguments, command: "sessions", usage: usage, valueFlags: ["config", "device", "platform", "ttl"],
-            switchFlags: ["register", "token-only"])
+            switchFlags: ["register", "token-only"], positional: 1...1)
         else { return 2 }
         if options.has("help") { print(usage); return 0 }
         guard options.positional == ["mint"], let deviceID = options.value("device"), !deviceID.isEmpty else {
             CLIOutput.error("keyward sessions: expected `mint --device ID`\n\n\(usage)")
+            return 2
+        }
+        guard deviceID.utf8.count <= 128, deviceID.utf8.allSatisfy(Self.isDeviceIDByte) else {
+            CLIOutput.error("keyward sessions mint: --device must be 1–128 characters of A-Z a-z 0-9 . _ : -")
             return 2
         }
         guard let platform = SessionPlatform(rawValue: options.value("platform") ?? "ios") else {
@@ -73,5 +77,12 @@ enum SessionsCommand {
             CLIOutput.error("keyward sessions mint: \(error)")
             return 1
         }
+    }
+
+    /// Device ids Keyward makes are lowercase hex; minted ones may add letters and `. _ : -`, never
+    /// spaces or control characters (they end up in logs and tables).
+    static func isDeviceIDByte(_ byte: UInt8) -> Bool {
+        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+            || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "-")
     }
 }

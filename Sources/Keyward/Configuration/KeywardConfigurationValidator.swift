@@ -43,6 +43,11 @@ struct KeywardConfigurationValidator {
                 fail("must be host:port with an IPv4 address, [IPv6] or localhost, e.g. 127.0.0.1:9090", "listen", "admin")
             }
         }
+        if configuration.proxyListen.port != 0, configuration.proxyListen.port == configuration.adminListen.port,
+           configuration.proxyListen.host == configuration.adminListen.host || configuration.proxyListen.host == "0.0.0.0"
+            || configuration.adminListen.host == "0.0.0.0" {
+            fail("must not be the proxy's address (\(configuration.proxyListen)): /metrics would face the apps", "listen", "admin")
+        }
 
         if let url = file.store?.url {
             if let problem = Self.storeURLProblem(url) { fail(problem, "store", "url") } else { configuration.storeURL = url }

@@ -18,6 +18,8 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
         /// A resume or cancel that arrived before `begin` handed over the transfer.
         var pendingResume = false
         var pendingCancel = false
+        /// The client went away: a cancellation that follows is the client's doing, not the upstream's.
+        var clientGone = false
         var bytesOut: Int64 = 0
     }
 
@@ -75,25 +77,34 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
     }
 
     func upstreamComplete(_ error: UpstreamError?, afterHead: Bool) {
-        let (stream, bytesOut) = state.withLock { ($0.stream, $0.bytesOut) }
+        let (stream, bytesOut, clientGone) = state.withLock { ($0.stream, $0.bytesOut, $0.clientGone) }
+        let clientCancelled = clientGone && error == .cancelled
         guard let stream else {
             // Nothing was sent yet: the client gets one API error.
             let apiError: APIError
             switch error {
             case .timeout?: apiError = APIError(.upstreamTimeout, reason: "upstream_timeout")
-            case .cancelled?: apiError = APIError(.upstreamError, reason: "client_gone")
+            case .cancelled? where clientGone: apiError = APIError(.upstreamError, reason: "client_gone")
+            // libcurl refused what the client sent (a header it cannot frame): the client's fault.
+            case .invalidRequest?: apiError = APIError(.badRequest, reason: "request_unforwardable")
             case let other?: apiError = APIError(.upstreamError, reason: other.reason)
             case nil: apiError = APIError(.upstreamError, reason: "upstream_no_response")
             }
-            service.metrics.increment("keyward_upstream_errors_total", ["provider": provider.name, "reason": apiError.reason])
+            if !clientCancelled && apiError.code != .badRequest {
+                service.metrics.increment("keyward_upstream_errors_total", ["provider": provider.name, "reason": apiError.reason])
+            }
             service.respondError(writer, context, apiError)
             return
         }
         context.update {
             $0.bytesOut = bytesOut
-            if let error { $0.reason = "stream_cut_" + error.reason }
+            if clientCancelled {
+                $0.reason = "client_gone"
+            } else if let error {
+                $0.reason = "stream_cut_" + error.reason
+            }
         }
-        if let error {
+        if let error, !clientCancelled {
             service.metrics.increment("keyward_upstream_errors_total", ["provider": provider.name, "reason": error.reason])
         }
         service.metrics.streamClosed()
@@ -113,6 +124,7 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
 
     private func clientLeft() {
         let transfer = state.withLock { state -> UpstreamTransfer? in
+            state.clientGone = true
             if state.transfer == nil { state.pendingCancel = true }
             return state.transfer
         }

@@ -42,7 +42,9 @@ extension KeywardService {
     /// revoked (checked against the store at most every `revocationCheckSeconds`).
     /// - Throws: `session_invalid`; `unavailable` when the store cannot answer.
     func authenticate(_ head: HTTPRequestHead, context: RequestContext) throws(APIError) -> SessionClaims {
-        guard let authorization = head.header("authorization"), authorization.utf8.count > 7,
+        // Exactly one Authorization field: with two, which one a later hop reads is anyone's guess.
+        guard head.headers(named: "authorization").count == 1,
+              let authorization = head.header("authorization"), authorization.utf8.count > 7,
               authorization.utf8.prefix(7).map({ $0 | 0x20 }) == Array("bearer ".utf8)
         else { throw APIError(.sessionInvalid, reason: "session_missing") }
         let token = String(authorization.dropFirst(7))
@@ -122,9 +124,11 @@ extension KeywardService {
     func checkRequestAssertion(_ head: HTTPRequestHead, body: [UInt8], claims: SessionClaims) throws(APIError) {
         guard claims.plat == "ios" else { throw APIError(.forbidden, reason: "assertion_requires_ios") }
         guard let verifier = assertionVerifier else { throw APIError(.forbidden, reason: "ios_not_configured") }
-        guard let assertionText = head.header("x-keyward-assertion"), assertionText.utf8.count <= KeywardService.maxAssertionText,
-              let assertion = Base64.decode(assertionText), !assertion.isEmpty
-        else { throw APIError(.attestationInvalid, reason: "assertion_header_missing") }
+        guard let assertionText = head.header("x-keyward-assertion") else {
+            throw APIError(.attestationInvalid, reason: "assertion_header_missing")
+        }
+        guard assertionText.utf8.count <= KeywardService.maxAssertionText, let assertion = Base64.decode(assertionText), !assertion.isEmpty
+        else { throw APIError(.attestationInvalid, reason: "assertion_header_malformed") }
         guard let timestampText = head.header("x-keyward-timestamp"), timestampText.utf8.count <= 12,
               let timestamp = Int64(timestampText)
         else { throw APIError(.attestationInvalid, reason: "assertion_timestamp_missing") }

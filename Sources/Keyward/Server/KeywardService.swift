@@ -18,7 +18,7 @@ public final class KeywardService: Sendable {
     let store: any Store
     let time: any TimeSource
     let logger: Logger
-    let metrics: Metrics
+    public let metrics: Metrics
     let sessionIssuer: SessionIssuer
     let sessionVerifier: SessionVerifier
     let attestationVerifier: AttestationVerifier?

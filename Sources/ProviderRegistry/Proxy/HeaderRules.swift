@@ -22,9 +22,13 @@ public enum HeaderRules {
     /// credentials and cookies of the client, the client's address, and fields Keyward sets itself
     /// (`Host`; `Content-Length`, which the upstream client sets from the buffered body; `Expect`,
     /// since the body has already been read).
-    public static let requestDropped: [String] = hopByHop + keyHeaders + clientAddressHeaders + [
+    public static let requestDropped: [String] = hopByHop + keyHeaders + clientAddressHeaders + methodOverrideHeaders + [
         "authorization", "cookie", "host", "content-length", "expect",
     ]
+
+    /// Fields some APIs (Google's among them) honour to run another method than the request line's:
+    /// forwarded, they would step around the method allowlist.
+    public static let methodOverrideHeaders: [String] = ["x-http-method-override", "x-http-method", "x-method-override"]
 
     /// Request field-name prefixes never forwarded: proxies' client-address headers and Keyward's own
     /// (`X-Keyward-Assertion`, `X-Keyward-Timestamp`).
