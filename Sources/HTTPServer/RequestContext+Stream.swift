@@ -23,7 +23,9 @@ extension RequestContext {
         let reader = Unmanaged.passRetained(self).toOpaque()
         let pointer = MHD_create_response_from_callback(
             declaredLength ?? UInt64.max,  // MHD_SIZE_UNKNOWN: chunked on HTTP/1.1, close-delimited on 1.0
-            64 * 1024,
+            // 16 KiB, libcurl's chunk size: a 64 KiB block per response made glibc consolidate its
+            // heap on every free (blocks ≥ 64 KiB trigger it), ~2% of a proxied request's CPU.
+            16 * 1024,
             streamReaderCallback,
             reader,
             streamReaderFreeCallback
