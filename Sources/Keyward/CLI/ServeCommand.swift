@@ -24,7 +24,9 @@ enum ServeCommand {
         AllocatorTuning.applyForServer()
         let secrets = SecretSource()
         let time = SystemTimeSource()
-        let logger = Logger(sink: FileDescriptorLogSink(), time: time)
+        let logSink = BufferedLogSink()
+        defer { logSink.flush() }
+        let logger = Logger(sink: logSink, time: time)
         do {
             let keys = try ServiceAssembly.sessionKeys(secrets)
             let providersPath = configuration.providersPath

@@ -1,17 +1,21 @@
 import Dispatch
 import Synchronization
 
-/// Runs `action` every `seconds` on its own serial queue, from `start()` until `stop()`.
+/// Runs `action` every interval on its own serial queue, from `start()` until `stop()`.
 final class RepeatingTimer: Sendable {
     private let queue: DispatchQueue
-    private let seconds: Int
+    private let milliseconds: Int
     private let action: @Sendable () -> Void
     /// Bumped by `stop()`: a tick scheduled by an earlier `start()` sees a newer value and ends.
     private let generation = Atomic<Int>(0)
 
-    init(label: String, seconds: Int, action: @escaping @Sendable () -> Void) {
+    convenience init(label: String, seconds: Int, action: @escaping @Sendable () -> Void) {
+        self.init(label: label, milliseconds: seconds * 1000, action: action)
+    }
+
+    init(label: String, milliseconds: Int, action: @escaping @Sendable () -> Void) {
         queue = DispatchQueue(label: label)
-        self.seconds = max(1, seconds)
+        self.milliseconds = max(1, milliseconds)
         self.action = action
     }
 
@@ -24,7 +28,7 @@ final class RepeatingTimer: Sendable {
     }
 
     private func schedule(_ current: Int) {
-        queue.asyncAfter(deadline: .now() + .seconds(seconds)) { [weak self] in
+        queue.asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { [weak self] in
             guard let self, self.generation.load(ordering: .acquiring) == current else { return }
             self.action()
             self.schedule(current)
