@@ -38,6 +38,12 @@ public struct LogLine: Sendable {
     /// Appends `value` as a JSON string (RFC 8259 §7): quotes, backslashes and control characters escaped.
     static func appendQuoted(_ value: String, to text: inout String) {
         text.append("\"")
+        // Almost every value (ids, slugs, route and provider names) needs no escaping: append it whole.
+        if !value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            text.append(value)
+            text.append("\"")
+            return
+        }
         for scalar in value.unicodeScalars {
             switch scalar {
             case "\"": text.append("\\\"")

@@ -96,6 +96,11 @@ public final class Metrics: Sendable {
         for (index, (name, value)) in labels.enumerated() {
             if index > 0 { text += "," }
             text += name + "=\""
+            // Route, provider and status values never need escaping: the common case is one append.
+            if !value.utf8.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\n") }) {
+                text += value + "\""
+                continue
+            }
             for character in value {
                 switch character {
                 case "\\": text += "\\\\"
