@@ -19,14 +19,8 @@ extension KeywardService {
         guard let verifier = attestationVerifier else { throw APIError(.notImplemented, reason: "ios_not_configured") }
         context.update { $0.platform = "ios" }
         let request = try HandshakeBody.decode(IOSAttestBody.self, from: body)
-        guard let keyID = Base64.decode(request.key_id), keyID.count == 32 else {
-            throw APIError(.badRequest, reason: "key_id_malformed")
-        }
-        guard request.attestation.utf8.count <= KeywardService.maxAttestationText,
-              let attestation = Base64.decode(request.attestation), !attestation.isEmpty
-        else { throw APIError(.badRequest, reason: "attestation_malformed") }
-        let deviceID = Hex.encode(keyID)
-        context.update { $0.deviceID = deviceID }
+        let (keyID, deviceID) = try decodeKeyID(request.key_id, context: context)
+        let attestation = try decodeBlob(request.attestation, maxText: KeywardService.maxAttestationText, reason: "attestation_malformed")
 
         let challenge = try spendChallenge(request.challenge)
         let attested: AttestedKey
@@ -65,20 +59,33 @@ extension KeywardService {
         guard let verifier = assertionVerifier else { throw APIError(.notImplemented, reason: "ios_not_configured") }
         context.update { $0.platform = "ios" }
         let request = try HandshakeBody.decode(IOSAssertBody.self, from: body)
-        guard let keyID = Base64.decode(request.key_id), keyID.count == 32 else {
-            throw APIError(.badRequest, reason: "key_id_malformed")
-        }
-        guard request.assertion.utf8.count <= KeywardService.maxAssertionText,
-              let assertion = Base64.decode(request.assertion), !assertion.isEmpty
-        else { throw APIError(.badRequest, reason: "assertion_malformed") }
-        let deviceID = Hex.encode(keyID)
-        context.update { $0.deviceID = deviceID }
+        let (_, deviceID) = try decodeKeyID(request.key_id, context: context)
+        let assertion = try decodeBlob(request.assertion, maxText: KeywardService.maxAssertionText, reason: "assertion_malformed")
 
         let challenge = try spendChallenge(request.challenge)
         let device = try registeredDevice(deviceID, platform: "ios")
         try verifyAssertion(
             assertion, device: device, clientDataHash: SHA256.hash(challenge), verifier: verifier, outcomeLabel: "handshake")
         return try grantSession(deviceID: deviceID, platform: .ios, context: context)
+    }
+
+    /// An App Attest key id (base64, 32 bytes) and the device id it names, hex(key id).
+    /// - Throws: `bad_request` `key_id_malformed`.
+    func decodeKeyID(_ text: String, context: RequestContext) throws(APIError) -> (keyID: [UInt8], deviceID: String) {
+        guard text.utf8.count <= 64, let keyID = Base64.decode(text), keyID.count == 32 else {
+            throw APIError(.badRequest, reason: "key_id_malformed")
+        }
+        let deviceID = Hex.encode(keyID)
+        context.update { $0.deviceID = deviceID }
+        return (keyID, deviceID)
+    }
+
+    /// A non-empty base64 blob of at most `maxText` characters. - Throws: `bad_request` `reason`.
+    func decodeBlob(_ text: String, maxText: Int, reason: String) throws(APIError) -> [UInt8] {
+        guard text.utf8.count <= maxText, let bytes = Base64.decode(text), !bytes.isEmpty else {
+            throw APIError(.badRequest, reason: reason)
+        }
+        return bytes
     }
 
     /// The registered, unrevoked device `deviceID` of `platform`.
