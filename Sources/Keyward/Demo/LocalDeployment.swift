@@ -32,6 +32,7 @@ public final class LocalDeployment: Sendable {
     ///   - settings: adjusts the service settings (Apple is preset to the demo App ID, development).
     ///   - time: the service's clock (tests pin it).
     ///   - store: a store URL; a fresh SQLite file in the deployment's folder when nil.
+    ///   - wrapStore: wraps the store the service uses (tests put a failing store in front).
     ///   - trustAppleRoot: verify against Apple's real root instead of the test anchor (replaying
     ///     attestations captured from real devices).
     public init(
@@ -40,6 +41,7 @@ public final class LocalDeployment: Sendable {
         settings adjust: (inout ServiceSettings) -> Void = { _ in },
         time: any TimeSource = SystemTimeSource(),
         store storeURL: String? = nil,
+        wrapStore: (any Store) -> any Store = { $0 },
         trustAppleRoot: Bool = false
     ) throws {
         directory = FileManager.default.temporaryDirectory.path + "/keyward-" + Hex.encode(SecureRandom.bytes(6))
@@ -48,8 +50,7 @@ public final class LocalDeployment: Sendable {
         try providersTOML.write(toFile: providersPath, atomically: true, encoding: .utf8)
 
         self.time = time
-        let store = try openStore(url: storeURL ?? "sqlite://\(directory)/keyward.db")
-        try store.migrate()
+        let store = wrapStore(try openStore(url: storeURL ?? "sqlite://\(directory)/keyward.db"))
         self.store = store
         let nowSeconds = time.nowSeconds()
         anchor = try TestTrustAnchor.generate(validFrom: nowSeconds - 86_400, validUntil: nowSeconds + 365 * 86_400)

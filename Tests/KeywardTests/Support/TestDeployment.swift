@@ -2,6 +2,7 @@ import DeviceSimulator
 import Foundation
 import Keyward
 import KeywardCrypto
+import Store
 import XCTest
 
 /// A Keyward on loopback with a fake provider, a simulated iPhone, and helpers for the handshake.
@@ -22,6 +23,7 @@ final class TestDeployment: Sendable {
         time: any TimeSource = SystemTimeSource(),
         eventCount: Int = 3,
         eventGapMillis: Int = 300,
+        wrapStore: (any Store) -> any Store = { $0 },
         settings adjust: @escaping (inout ServiceSettings) -> Void = { _ in }
     ) throws {
         provider = FakeProvider(expectedAuthorization: "Bearer " + TestDeployment.providerKey, eventCount: eventCount, eventGapMillis: eventGapMillis)
@@ -35,7 +37,7 @@ final class TestDeployment: Sendable {
                 settings.handshakeRatePerSecond = 10_000
                 adjust(&settings)
             },
-            time: time)
+            time: time, wrapStore: wrapStore)
         client = DemoClient(baseURL: deployment.baseURL, client: deployment.upstream)
     }
 

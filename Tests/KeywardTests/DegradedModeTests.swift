@@ -1,0 +1,51 @@
+import Foundation
+import Keyward
+import KeywardCrypto
+import Synchronization
+import XCTest
+
+/// A platform switched off answers 501 and is not "down"; a store that is down answers 503 with
+/// `Retry-After`, and everything works again once it is back (DESIGN.md §2, §6).
+final class DegradedModeTests: XCTestCase {
+    func testUnconfiguredPlatformsAnswerNotImplementedAndReadinessStaysGreen() throws {
+        let env = try TestDeployment(settings: { $0.apple = nil })
+        defer { env.shutdown() }
+        let ios = try env.client.postJSON("/v1/attest/ios", ["key_id": "AA", "attestation": "AA", "challenge": "AA"]).0
+        XCTAssertEqual(ios.status, 501)
+        XCTAssertEqual(errorCode(ios.body), "not_implemented")
+        let assert = try env.client.postJSON("/v1/assert/ios", ["key_id": "AA", "assertion": "AA", "challenge": "AA"]).0
+        XCTAssertEqual(assert.status, 501)
+        let android = try env.client.postJSON(
+            "/v1/attest/android", ["integrity_token": "x", "challenge": "AA", "install_id": "00000000-0000-4000-8000-000000000000"]).0
+        XCTAssertEqual(android.status, 501)
+        XCTAssertEqual(errorCode(android.body), "not_implemented")
+        XCTAssertEqual(try env.client.call("GET", "/readyz").status, 200)
+    }
+
+    func testStoreDownIsUnavailableWithRetryAfterAndRecovers() throws {
+        let switchable = Mutex<SwitchableStore?>(nil)
+        let env = try TestDeployment(wrapStore: { inner in
+            let store = SwitchableStore(inner)
+            switchable.withLock { $0 = store }
+            return store
+        }, settings: { $0.revocationCheckSeconds = 0 })
+        defer { env.shutdown() }
+        let store = try XCTUnwrap(switchable.withLock { $0 })
+        let (_, token) = try env.session()
+
+        store.isDown = true
+        for (method, path, headers) in [("POST", "/v1/challenge", [(String, String)]()), ("GET", "/readyz", []),
+                                         ("GET", "/p/chat/v1/models", [env.bearer(token)])] {
+            let response = try env.client.call(method, path, headers: headers)
+            XCTAssertEqual(response.status, 503, path)
+            XCTAssertEqual(errorCode(response.body), "unavailable", path)
+            XCTAssertEqual(response.header("retry-after"), "1", path)
+        }
+        XCTAssertEqual(env.provider.received.count, 0)
+        XCTAssertTrue(env.logLines.contains { $0.contains("\"event\":\"store_error\"") && $0.contains("test_store_down") })
+
+        store.isDown = false
+        XCTAssertEqual(try env.client.call("GET", "/readyz").status, 200)
+        XCTAssertEqual(try env.client.call("GET", "/p/chat/v1/models", headers: [env.bearer(token)]).status, 200)
+    }
+}

@@ -1,0 +1,50 @@
+import Store
+import Synchronization
+
+/// A store that forwards to a real one until `isDown` is set, then fails every call as an
+/// unreachable database would.
+final class SwitchableStore: Store {
+    let inner: any Store
+    private let down = Atomic<Bool>(false)
+
+    init(_ inner: any Store) { self.inner = inner }
+
+    var isDown: Bool {
+        get { down.load(ordering: .relaxed) }
+        set { down.store(newValue, ordering: .relaxed) }
+    }
+
+    private func check() throws(StoreError) {
+        if isDown { throw StoreError(.unavailable, "test_store_down") }
+    }
+
+    func migrate() throws(StoreError) { try check(); try inner.migrate() }
+    func ping() throws(StoreError) { try check(); try inner.ping() }
+    func putChallenge(hash: [UInt8], expiresAt: Int64) throws(StoreError) -> Bool {
+        try check(); return try inner.putChallenge(hash: hash, expiresAt: expiresAt)
+    }
+    func spendChallenge(hash: [UInt8], now: Int64) throws(StoreError) -> Bool {
+        try check(); return try inner.spendChallenge(hash: hash, now: now)
+    }
+    func device(id: String) throws(StoreError) -> DeviceRecord? { try check(); return try inner.device(id: id) }
+    func registerDevice(_ record: DeviceRecord) throws(StoreError) -> RegisterOutcome {
+        try check(); return try inner.registerDevice(record)
+    }
+    func advanceCounter(deviceID: String, publicKey: [UInt8], to newCounter: UInt32, now: Int64) throws(StoreError) -> Bool {
+        try check(); return try inner.advanceCounter(deviceID: deviceID, publicKey: publicKey, to: newCounter, now: now)
+    }
+    func markSeen(deviceID: String, now: Int64) throws(StoreError) -> Bool { try check(); return try inner.markSeen(deviceID: deviceID, now: now) }
+    func setRevoked(deviceID: String, _ revoked: Bool, now: Int64) throws(StoreError) -> Bool {
+        try check(); return try inner.setRevoked(deviceID: deviceID, revoked, now: now)
+    }
+    func listDevices(attestedBefore: Int64?) throws(StoreError) -> [DeviceRecord] {
+        try check(); return try inner.listDevices(attestedBefore: attestedBefore)
+    }
+    func consumeRate(key: String, limits: [RateWindow], nowMillis: Int64) throws(StoreError) -> RateDecision {
+        try check(); return try inner.consumeRate(key: key, limits: limits, nowMillis: nowMillis)
+    }
+    func consumeBudget(key: String, day: Int64, limit: Int) throws(StoreError) -> Bool {
+        try check(); return try inner.consumeBudget(key: key, day: day, limit: limit)
+    }
+    func purgeExpired(nowMillis: Int64) throws(StoreError) -> PurgeCounts { try check(); return try inner.purgeExpired(nowMillis: nowMillis) }
+}
