@@ -43,17 +43,24 @@ public enum APIErrorCode: String, Sendable, CaseIterable {
 /// A refusal: the client-facing code, the reason slug for the log, and the extra response
 /// headers some codes carry (`Allow` with 405, `Retry-After` with 429/503).
 public struct APIError: Error, Sendable, CustomStringConvertible {
+    /// What the client sees: the status and the `{"error":"<code>"}` body.
     public let code: APIErrorCode
     /// A stable slug naming the failed check (`challenge_spent`, `nonce_mismatch`, …). Log only.
     public let reason: String
+    /// Extra response header fields, (name, value) in the order sent; empty for most codes.
     public let headers: [(String, String)]
 
+    /// - Parameters:
+    ///   - code: the client-facing code (status and body).
+    ///   - reason: the log and metrics slug; never sent to the client.
+    ///   - headers: extra response header fields (`Allow`, `Retry-After`).
     public init(_ code: APIErrorCode, reason: String, headers: [(String, String)] = []) {
         self.code = code
         self.reason = reason
         self.headers = headers
     }
 
+    /// `<code> (<reason>)`, for logs and test failures.
     public var description: String { "\(code.rawValue) (\(reason))" }
 
     /// 405 with the `Allow` field listing the route's methods (RFC 9110 §15.5.6).

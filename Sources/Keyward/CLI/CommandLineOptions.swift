@@ -5,7 +5,9 @@
 public struct CommandLineOptions: Sendable {
     /// A usage error: the message names the offending flag.
     public struct UsageError: Error, CustomStringConvertible, Sendable {
+        /// The message printed before the subcommand's usage, e.g. `missing --file`.
         public let description: String
+        /// Wraps `description` as is.
         public init(_ description: String) { self.description = description }
     }
 
@@ -58,7 +60,8 @@ public struct CommandLineOptions: Sendable {
     /// The last value given for `name`, or nil.
     public func value(_ name: String) -> String? { values[name]?.last }
 
-    /// The value for `name`, or a usage error naming the missing flag.
+    /// The last value given for `name` (a repeated flag keeps the last).
+    /// - Throws: `UsageError` (`missing --name`) when the flag was not given.
     public func required(_ name: String) throws -> String {
         guard let value = value(name) else { throw UsageError("missing --\(name)") }
         return value

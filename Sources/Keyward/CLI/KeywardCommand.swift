@@ -22,10 +22,11 @@ public enum KeywardCommand {
         ("inspect", Subcommand(summary: "check an App Attest attestation or assertion step by step", run: InspectCommand.run)),
     ]
 
-    /// Runs the command line `arguments` (without the program name) and returns the exit code.
     /// Keyward's version, printed by `keyward --version`.
     public static let version = "0.1.0"
 
+    /// Runs the command line `arguments` (without the program name) and returns the exit code:
+    /// 0, 1 or 2 as above (no subcommand is a usage error, 2; `--help` alone is 0).
     public static func run(_ arguments: [String]) -> Int32 {
         if arguments.first == "--version" || arguments.first == "version" {
             print("keyward \(version)")

@@ -6,15 +6,21 @@ import Upstream
 /// The app side of the demo and the end-to-end tests: plain HTTP calls to a Keyward on loopback,
 /// made with the same libcurl client the proxy uses upstream.
 public struct DemoClient: Sendable {
+    /// `http://127.0.0.1:<port>`, no trailing slash: each call's path is appended to it.
     public let baseURL: String
     let client: UpstreamClient
 
+    /// - Parameters:
+    ///   - baseURL: scheme, host and port of the Keyward under test, no trailing slash.
+    ///   - client: the libcurl client that carries the calls (the caller shuts it down).
     public init(baseURL: String, client: UpstreamClient) {
         self.baseURL = baseURL
         self.client = client
     }
 
     /// One buffered exchange: `path` is appended to the base URL as is (no normalization).
+    /// Connect timeout 2 s, idle timeout 10 s; response body capped at 8 MiB.
+    /// - Throws: `UpstreamError` (`connect`, `timeout`, `responseTooLarge` over 8 MiB, …).
     public func call(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8] = []) throws -> UpstreamResponse {
         try client.perform(
             UpstreamRequest(url: baseURL + path, method: method, headers: headers, body: body,
@@ -23,7 +29,8 @@ public struct DemoClient: Sendable {
     }
 
     /// POSTs a JSON object built from string fields and returns the response with its body parsed
-    /// as a JSON object (empty when it is not one).
+    /// as a JSON object (empty when it is not one). Sends `Content-Type: application/json`.
+    /// - Throws: `UpstreamError` as `call`; a Foundation error if `fields` cannot be serialized.
     public func postJSON(_ path: String, _ fields: [String: String], headers: [(String, String)] = []) throws -> (UpstreamResponse, [String: Any]) {
         let body = try JSONSerialization.data(withJSONObject: fields)
         let response = try call("POST", path, headers: [("Content-Type", "application/json")] + headers, body: Array(body))
@@ -32,7 +39,9 @@ public struct DemoClient: Sendable {
     }
 
     /// A streamed call: `onChunk` runs for each piece of the body as it arrives (on the client's
-    /// thread); returns the status and whole body when the transfer ends.
+    /// thread); returns the status, header fields and whole body when the transfer ends.
+    /// Connect timeout 2 s, idle timeout 10 s; no cap on the body.
+    /// - Throws: `UpstreamError` when the transfer fails, before or after the response head.
     public func stream(
         _ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8] = [],
         onChunk: @escaping @Sendable ([UInt8]) -> Void

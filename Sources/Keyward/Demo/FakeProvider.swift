@@ -12,14 +12,21 @@ import Synchronization
 public final class FakeProvider: Sendable {
     /// What one request looked like when it reached the provider.
     public struct Received: Sendable {
+        /// The method token as sent (`GET`, `POST`).
         public let method: String
+        /// The raw request-target as sent, query included (RFC 9112 §3.2): what the proxy forwarded.
         public let target: String
+        /// Header fields in arrival order, names and values as sent.
         public let headers: [(name: String, value: String)]
+        /// The whole request body, bytes (up to 16 MiB).
         public let body: [UInt8]
     }
 
+    /// The exact `Authorization` value it accepts (e.g. `Bearer sk-…`); anything else gets 401.
     public let expectedAuthorization: String
+    /// How many numbered events a chat-completions stream sends before `data: [DONE]`.
     public let eventCount: Int
+    /// The pause between two events of a stream, milliseconds.
     public let eventGapMillis: Int
     private let server: HTTPServer
     private let log = ReceivedLog()
@@ -49,8 +56,11 @@ public final class FakeProvider: Sendable {
     }
 
     /// Starts listening on an ephemeral loopback port.
+    /// - Throws: `HTTPServerError` (`startFailed`, or `notStartable` when started before).
     public func start() throws { try server.start() }
+    /// Stops listening and cuts open streams; waits for the server's threads. Idempotent.
     public func stop() { server.stop() }
+    /// The bound loopback port once started (the system chose it); 0 before `start()` and after `stop()`.
     public var port: UInt16 { server.port }
     /// Every request received so far, in arrival order.
     public var received: [Received] { log.entries.withLock { $0 } }

@@ -14,16 +14,27 @@ import Upstream
 /// This is the only place a test anchor is handed to the service; `keyward serve` cannot do it,
 /// whatever its configuration says.
 public final class LocalDeployment: Sendable {
+    /// The Apple Team ID of the demo App ID (10 characters, as Apple issues them).
     public static let teamID = "DEMOTEAM01"
+    /// The bundle ID of the demo App ID: the service accepts `DEMOTEAM01.dev.keyward.demo`, development.
     public static let bundleID = "dev.keyward.demo"
 
+    /// The deployment's temporary folder (`$TMPDIR/keyward-<12 hex>`): `providers.toml` and the
+    /// SQLite file. `shutdown()` removes it.
     public let directory: String
+    /// The store the service uses (after `wrapStore`), so tests can inspect or seed it.
     public let store: any Store
+    /// The generated App Attest root and intermediate, valid from a day ago for a year.
     public let anchor: TestTrustAnchor
+    /// Both listeners on 127.0.0.1, ephemeral ports, already started.
     public let server: KeywardServer
+    /// Every log line the service wrote (tests check, e.g., that no secret was logged).
     public let logSink: MemoryLogSink
+    /// The service's clock, as passed in.
     public let time: any TimeSource
+    /// The generated P-256 session signing key (the only key of the set; none retired).
     public let sessionKey: ECPrivateKey
+    /// The libcurl client the service uses upstream; `shutdown()` stops it.
     public let upstream: UpstreamClient
 
     /// - Parameters:
@@ -35,6 +46,9 @@ public final class LocalDeployment: Sendable {
     ///   - wrapStore: wraps the store the service uses (tests put a failing store in front).
     ///   - trustAppleRoot: verify against Apple's real root instead of the test anchor (replaying
     ///     attestations captured from real devices).
+    /// - Throws: whatever the first failing step throws: a Foundation file error (folder,
+    ///   `providers.toml`), `StoreError`, `CryptoError` (anchor, key), the registry's load error,
+    ///   `ProviderTableError` (a secret not in `secrets`), `SessionError`, `HTTPServerError` (bind).
     public init(
         providersTOML: String,
         secrets: [String: String],
@@ -85,15 +99,19 @@ public final class LocalDeployment: Sendable {
     public var baseURL: String { "http://127.0.0.1:\(server.port)" }
     /// `http://127.0.0.1:<port>` of the admin listener.
     public var adminURL: String { "http://127.0.0.1:\(server.adminPort ?? 0)" }
+    /// The service behind the listeners (settings, metrics, store).
     public var service: KeywardService { server.service }
 
     /// A new simulated iPhone whose App Attest key chains to this deployment's test anchor.
+    /// - Throws: `CryptoError` if key generation fails.
     public func makeDevice() throws -> SimulatedAppleDevice {
         try SimulatedAppleDevice(anchor: anchor, teamID: LocalDeployment.teamID, bundleID: LocalDeployment.bundleID, environment: .development)
     }
 
     /// A session for an already registered device, signed with this deployment's key (what
-    /// `keyward sessions mint` does against a real one).
+    /// `keyward sessions mint` does against a real one). Returns the token, a JWT in JWS compact form
+    /// (RFC 7515 §7.1), ES256, valid for the service's session TTL (seconds) from `time`'s now.
+    /// - Throws: `SessionError` (empty device id, signing failure).
     public func mintSession(deviceID: String, platform: SessionPlatform) throws -> String {
         let keys = try SessionKeySet(active: (kid: SessionKeySet.thumbprintKID(for: sessionKey.publicKey), key: sessionKey), verifyOnly: [])
         let issuer = try SessionIssuer(keys: keys, issuer: service.settings.issuer, ttlSeconds: service.settings.sessionTTLSeconds)
@@ -101,6 +119,7 @@ public final class LocalDeployment: Sendable {
     }
 
     /// Rewrites `providers.toml` (then call `server.reload()`, as SIGHUP would).
+    /// - Throws: a Foundation file error when the file cannot be written.
     public func writeProviders(_ text: String) throws {
         try text.write(toFile: directory + "/providers.toml", atomically: true, encoding: .utf8)
     }

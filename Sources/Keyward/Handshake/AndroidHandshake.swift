@@ -9,6 +9,7 @@ import Upstream
 public final class AndroidHandshake: Sendable {
     let attestation: AndroidAttestation
 
+    /// Wraps the Play Integrity verifier built from `[android]` (see `AndroidAssembly`).
     public init(attestation: AndroidAttestation) { self.attestation = attestation }
 
     /// - Throws: `bad_request` (body, token over 16 KiB, install id), `challenge_invalid`,

@@ -11,15 +11,18 @@ public protocol LogSink: Sendable {
 public struct FileDescriptorLogSink: LogSink {
     let descriptor: Int32
 
+    /// Writes to `descriptor`, which the caller keeps open (standard error, fd 2, by default).
     public init(descriptor: Int32 = STDERR_FILENO) { self.descriptor = descriptor }
 
+    /// Writes `line` and a newline with one `write(2)`, so concurrent lines do not interleave.
     public func write(line: String) {
         var bytes = Array(line.utf8)
         bytes.append(UInt8(ascii: "\n"))
         write(bytes: bytes)
     }
 
-    /// Writes `bytes` whole (retrying short writes).
+    /// Writes `bytes` whole (retrying short writes). On an error (`EINTR` included) the rest is
+    /// dropped silently: logging never fails its caller.
     public func write(bytes: [UInt8]) {
         bytes.withUnsafeBytes { buffer in
             var offset = 0
@@ -36,8 +39,10 @@ public struct FileDescriptorLogSink: LogSink {
 public final class MemoryLogSink: LogSink {
     private let storage = Mutex<[String]>([])
 
+    /// An empty sink.
     public init() {}
 
+    /// Appends `line` (no newline) under a lock.
     public func write(line: String) { storage.withLock { $0.append(line) } }
 
     /// Every line written so far, in order.
@@ -46,7 +51,9 @@ public final class MemoryLogSink: LogSink {
 
 /// Discards everything (quiet benchmarks).
 public struct DiscardingLogSink: LogSink {
+    /// A sink that keeps nothing.
     public init() {}
+    /// Drops `line`.
     public func write(line: String) {}
 }
 
@@ -61,6 +68,12 @@ public final class BufferedLogSink: LogSink {
     private let buffer = Mutex<[UInt8]>([])
     private let timer: RepeatingTimer
 
+    /// Starts the flush timer at once. Lines still buffered when the sink is released are lost:
+    /// call `flush()` before exit (`serve` does).
+    /// - Parameters:
+    ///   - target: where batches go (standard error by default).
+    ///   - intervalMillis: the longest a line waits, milliseconds.
+    ///   - maxBufferedBytes: a batch this large (bytes, newlines included) is written at once.
     public init(target: FileDescriptorLogSink = FileDescriptorLogSink(), intervalMillis: Int = 100, maxBufferedBytes: Int = 64 * 1024) {
         self.target = target
         self.maxBufferedBytes = maxBufferedBytes
@@ -72,6 +85,7 @@ public final class BufferedLogSink: LogSink {
 
     deinit { timer.stop() }
 
+    /// Buffers `line` and a newline; writes the batch on this thread when it reaches `maxBufferedBytes`.
     public func write(line: String) {
         let full = buffer.withLock { bytes -> [UInt8]? in
             bytes.append(contentsOf: line.utf8)

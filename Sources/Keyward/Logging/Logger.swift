@@ -1,8 +1,11 @@
 /// The application's logger: JSON lines to a sink, stamped by the application's clock.
 public struct Logger: Sendable {
+    /// Where rendered lines go.
     public let sink: any LogSink
+    /// The clock that stamps each line (`ts`, milliseconds since the Unix epoch).
     public let time: any TimeSource
 
+    /// A logger writing to `sink`, stamped by `time` (tests pin it).
     public init(sink: any LogSink, time: any TimeSource) {
         self.sink = sink
         self.time = time

@@ -28,6 +28,7 @@ public final class Metrics: Sendable {
     private let state = Mutex(State())
     private let openStreamCount = Atomic<Int>(0)
 
+    /// Empty counters and histogram; the open-streams gauge at 0.
     public init() {}
 
     /// Adds one to counter `name` for the label set `labels` (pairs of label name and value).
@@ -54,9 +55,11 @@ public final class Metrics: Sendable {
         }
     }
 
-    /// A proxied response stream opened (+1) or ended (−1).
+    /// A proxied response stream opened: `keyward_open_streams` +1.
     public func streamOpened() { openStreamCount.add(1, ordering: .relaxed) }
+    /// A proxied response stream ended, however it ended: `keyward_open_streams` −1, once per `streamOpened()`.
     public func streamClosed() { openStreamCount.subtract(1, ordering: .relaxed) }
+    /// Proxied responses streaming now (the `keyward_open_streams` gauge).
     public var openStreams: Int { openStreamCount.load(ordering: .relaxed) }
 
     /// The whole exposition, `# HELP`/`# TYPE` lines included, ending in a newline.

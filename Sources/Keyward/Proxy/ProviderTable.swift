@@ -9,6 +9,7 @@ import Synchronization
 public final class ProviderTable: Sendable {
     /// A validated registry with every provider's secret resolved.
     public struct Snapshot: Sendable {
+        /// The validated `providers.toml`: providers, routes and allowlists.
         public let registry: ProviderRegistry
         /// Provider name → its key, prepared for injection. Never logged.
         let credentials: [String: ProviderCredential]
@@ -19,6 +20,7 @@ public final class ProviderTable: Sendable {
 
     private let snapshot: Mutex<Snapshot>
 
+    /// Puts `snapshot` in force (the one `resolve` built at start-up).
     public init(_ snapshot: Snapshot) { self.snapshot = Mutex(snapshot) }
 
     /// The registry in force now.
@@ -30,6 +32,7 @@ public final class ProviderTable: Sendable {
     /// Resolves every provider's secret through `secrets` and prepares it for injection (no control
     /// characters: a key is pasted into a header). Each problem is reported at the provider's
     /// `secret` line (`providers.toml:4: openai.secret: OPENAI_API_KEY is not set …`), never with a value.
+    /// - Throws: `ProviderTableError` with every problem found, not just the first.
     public static func resolve(_ registry: ProviderRegistry, secrets: SecretSource) throws(ProviderTableError) -> Snapshot {
         do {
             let credentials = try ProviderCredentials(registry: registry) { name in try? secrets.value(name) }
@@ -42,6 +45,8 @@ public final class ProviderTable: Sendable {
 
 /// Secrets a registry names that could not be resolved, one line each.
 public struct ProviderTableError: Error, CustomStringConvertible, Sendable {
+    /// One `file:line: provider.secret: message` per problem, in file order; never a secret's value.
     public let problems: [String]
+    /// The problems, one per line.
     public var description: String { problems.joined(separator: "\n") }
 }

@@ -5,8 +5,13 @@ import HTTPServer
 public struct AdminRoutes: Sendable {
     let service: KeywardService
 
+    /// Routes for `service`: its metrics and its store's readiness.
     public init(service: KeywardService) { self.service = service }
 
+    /// Answers one admin request: `GET`/`HEAD` only (else 405 with `Allow`, RFC 9110 §15.5.6);
+    /// `/metrics` 200 text; `/healthz` 200 `{"status":"ok"}` while the process runs; `/readyz`
+    /// 200 `{"status":"ready"}`, or 503 `unavailable` with `Retry-After` when the store does not
+    /// answer; anything else 404. The body is ignored (the admin listener accepts none).
     public func handle(_ head: HTTPRequestHead, body: [UInt8], writer: ResponseWriter) {
         guard head.method == "GET" || head.method == "HEAD" else {
             writer.respond(status: 405, headers: [("Allow", "GET, HEAD"), ("Content-Type", "application/json")],

@@ -7,6 +7,7 @@ import HTTPServer
 /// that fails validation is logged with its errors and the one in force stays. SIGTERM and SIGINT
 /// stop both listeners.
 public final class KeywardServer: Sendable {
+    /// The application both listeners serve.
     public let service: KeywardService
     let publicServer: HTTPServer
     let adminServer: HTTPServer?
@@ -17,7 +18,8 @@ public final class KeywardServer: Sendable {
     /// - Parameters:
     ///   - publicListener: where apps connect (handshake and proxy routes).
     ///   - adminListener: `/metrics`, `/healthz`, `/readyz`; nil for none.
-    ///   - reloadProviders: loads and validates the provider registry again (SIGHUP).
+    ///   - reloadProviders: loads and validates the provider registry again (SIGHUP); nil: no reload.
+    /// Nothing is bound until `start()`.
     public init(
         service: KeywardService,
         publicListener: HTTPServerConfiguration,
@@ -43,7 +45,9 @@ public final class KeywardServer: Sendable {
         }
     }
 
-    /// Starts both listeners. - Throws: the server's error when a port cannot be bound.
+    /// Starts both listeners and the purge timer (every 60 s).
+    /// - Throws: `HTTPServerError` when a port cannot be bound (if it is the admin one, the public
+    ///   listener is stopped again).
     public func start() throws {
         try publicServer.start()
         do { try adminServer?.start() } catch {

@@ -18,6 +18,7 @@ public final class KeywardService: Sendable {
     let store: any Store
     let time: any TimeSource
     let logger: Logger
+    /// The counters and histogram `/metrics` renders; tests read them.
     public let metrics: Metrics
     let sessionIssuer: SessionIssuer
     let sessionVerifier: SessionVerifier

@@ -8,12 +8,16 @@ import Store
 /// Shared by `serve`, `check-config`, `migrate`, `devices` and `sessions mint`.
 public enum ServiceAssembly {
     /// Internal secret names (reserved: no provider may use a `KEYWARD_` name).
+    /// The active session signing key: one PKCS#8 PEM block, P-256 (ES256, RFC 7518 §3.4).
     public static let sessionKeySecret = "KEYWARD_SESSION_KEY"
+    /// Keys that only verify: concatenated PEM blocks, SPKI public or PKCS#8 private; optional.
     public static let retiredSessionKeysSecret = "KEYWARD_SESSION_KEYS_RETIRED"
 
     /// A start-up problem: what is wrong, naming the file or secret, never a secret's value.
     public struct Problem: Error, CustomStringConvertible, Sendable {
+        /// The message printed before exiting with code 1.
         public let description: String
+        /// Wraps `description` as is; it must not contain a secret's value.
         public init(_ description: String) { self.description = description }
     }
 
@@ -70,6 +74,7 @@ public enum ServiceAssembly {
     }
 
     /// Opens the configured store and applies pending migrations.
+    /// - Throws: `Problem` naming the store URL with its password redacted, and the `StoreError`.
     public static func store(_ configuration: KeywardConfiguration) throws(Problem) -> any Store {
         do {
             let store = try openStore(url: configuration.storeURL)

@@ -16,6 +16,7 @@ public struct ServiceSettings: Sendable {
     public var challengeLength: Int = 32
     /// Per-client-IP token bucket on the handshake routes: tokens per second and burst.
     public var handshakeRatePerSecond: Double = 10
+    /// The most handshake requests one IP can make at once before the rate applies (tokens, ≥ 1).
     public var handshakeBurst: Int = 20
     /// Largest handshake body, bytes (DESIGN.md §2: 64 KiB).
     public var handshakeBodyLimit: Int = 64 * 1024
@@ -25,6 +26,7 @@ public struct ServiceSettings: Sendable {
     /// Per-request assertion timestamps must be within this many seconds of now (DESIGN.md §2).
     public var assertionTimestampSkewSeconds: Int64 = 60
 
+    /// The defaults above, with App Attest per `apple` (nil: iOS off).
     public init(apple: AppleSettings? = nil) {
         self.apple = apple
     }

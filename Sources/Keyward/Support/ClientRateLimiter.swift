@@ -13,7 +13,9 @@ public final class ClientRateLimiter: Sendable {
         var updatedMillis: Int64
     }
 
+    /// Tokens earned per second per address, at least 0.001.
     public let ratePerSecond: Double
+    /// The most tokens an address holds, at least 1 (a fresh address starts full).
     public let burst: Double
     private let capacity: Int
     private let buckets = Mutex<[String: Bucket]>([:])

@@ -4,12 +4,13 @@ import Foundation
 ///
 /// A secret NAME is looked up, in order, as the environment variable `NAME`, the file named by the
 /// environment variable `NAME_FILE` (Kubernetes secrets, Docker secrets), and the file `NAME` in
-/// `$CREDENTIALS_DIRECTORY` (systemd `LoadCredential=`). A file's single trailing newline is
-/// dropped. Values are read at start-up and on reload, never per request.
+/// `$CREDENTIALS_DIRECTORY` (systemd `LoadCredential=`). A file's single trailing newline (LF or
+/// CRLF) is dropped. Values are read at start-up and on reload, never per request.
 public struct SecretSource: Sendable {
     /// The variables consulted; the process environment by default, a fixed table in tests.
     public let environment: [String: String]
 
+    /// Looks secrets up in `environment` (a snapshot: later changes to the process are not seen).
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.environment = environment
     }
@@ -17,14 +18,20 @@ public struct SecretSource: Sendable {
     /// Why a secret could not be had. The description names the secret and where it was looked
     /// for, never its value.
     public struct Missing: Error, CustomStringConvertible, Sendable {
+        /// The secret's name, e.g. `OPENAI_API_KEY`.
         public let name: String
+        /// Where it was looked for, or the file that could not be read or was empty.
         public let detail: String
         /// True when the secret is configured nowhere; false when a configured file is unreadable or empty.
         public let isAbsent: Bool
+        /// `secret <name>: <detail>`.
         public var description: String { "secret \(name): \(detail)" }
     }
 
     /// The secret's value, or `Missing` naming the places tried (or the file that could not be read).
+    /// An empty variable counts as unset. A file's trailing `\n` or `\r\n` is dropped.
+    /// - Throws: `Missing`: `isAbsent` when configured nowhere; otherwise the file is unreadable,
+    ///   not UTF-8 or empty.
     public func value(_ name: String) throws(Missing) -> String {
         if let direct = environment[name], !direct.isEmpty { return direct }
         if let path = environment[name + "_FILE"], !path.isEmpty { return try read(path, for: name) }

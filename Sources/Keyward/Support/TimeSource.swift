@@ -15,7 +15,9 @@ extension TimeSource {
 
 /// The wall clock (`clock_gettime(CLOCK_REALTIME)`).
 public struct SystemTimeSource: TimeSource {
+    /// The system's real-time clock.
     public init() {}
+    /// Milliseconds since the Unix epoch; may step backwards when the clock is set.
     public func nowMillis() -> Int64 {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
@@ -33,6 +35,7 @@ public final class ManualTimeSource: TimeSource {
     /// Starts at `seconds` since the Unix epoch.
     public convenience init(seconds: Int64) { self.init(millis: seconds * 1000) }
 
+    /// The time last set, milliseconds since the Unix epoch.
     public func nowMillis() -> Int64 { millis.load(ordering: .relaxed) }
 
     /// Sets the time, in milliseconds since the Unix epoch.
