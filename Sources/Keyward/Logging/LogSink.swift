@@ -21,13 +21,14 @@ public struct FileDescriptorLogSink: LogSink {
         write(bytes: bytes)
     }
 
-    /// Writes `bytes` whole (retrying short writes). On an error (`EINTR` included) the rest is
-    /// dropped silently: logging never fails its caller.
+    /// Writes `bytes` whole, retrying short and interrupted (`EINTR`) writes. On any other error the
+    /// rest is dropped silently: logging never fails its caller.
     public func write(bytes: [UInt8]) {
         bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
                 let written = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 && errno == EINTR { continue }  // interrupted by a signal: try again
                 if written <= 0 { return }
                 offset += written
             }
@@ -68,8 +69,8 @@ public final class BufferedLogSink: LogSink {
     private let buffer = Mutex<[UInt8]>([])
     private let timer: RepeatingTimer
 
-    /// Starts the flush timer at once. Lines still buffered when the sink is released are lost:
-    /// call `flush()` before exit (`serve` does).
+    /// Starts the flush timer at once. Lines still buffered are written when the sink is released;
+    /// a process that exits without releasing it should call `flush()` first (`serve` does).
     /// - Parameters:
     ///   - target: where batches go (standard error by default).
     ///   - intervalMillis: the longest a line waits, milliseconds.
@@ -83,7 +84,10 @@ public final class BufferedLogSink: LogSink {
         timer.start()
     }
 
-    deinit { timer.stop() }
+    deinit {
+        timer.stop()
+        flush()
+    }
 
     /// Buffers `line` and a newline; writes the batch on this thread when it reaches `maxBufferedBytes`.
     public func write(line: String) {
