@@ -1,6 +1,11 @@
 #define _GNU_SOURCE  // pthread_setname_np
+#include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 #include "curl_shims.h"
 
 CURLcode kw_curl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
@@ -35,6 +40,20 @@ CURLMcode kw_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value
     return curl_multi_setopt(multi, option, value);
 }
 
+CURLMcode kw_curl_multi_set_socket_function(CURLM *multi, curl_socket_callback callback) {
+    return curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, callback);
+}
+
+CURLMcode kw_curl_multi_set_timer_function(CURLM *multi, curl_multi_timer_callback callback) {
+    return curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, callback);
+}
+
+CURLMcode kw_curl_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value) {
+    return curl_multi_setopt(multi, option, value);
+}
+
+curl_socket_t kw_curl_socket_timeout(void) { return CURL_SOCKET_TIMEOUT; }
+
 size_t kw_curl_writefunc_pause(void) { return CURL_WRITEFUNC_PAUSE; }
 
 int kw_curl_pause_cont(void) { return CURLPAUSE_CONT; }
@@ -51,4 +70,52 @@ void kw_set_current_thread_name(const char *name) {
     strncpy(truncated, name, sizeof truncated - 1);
     truncated[sizeof truncated - 1] = '\0';
     pthread_setname_np(pthread_self(), truncated);
+}
+
+int kw_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+
+int kw_epoll_watch(int epfd, int fd, int in_out, int known) {
+    struct epoll_event event;
+    memset(&event, 0, sizeof event);
+    event.events = ((in_out & 1) ? EPOLLIN : 0) | ((in_out & 2) ? EPOLLOUT : 0);
+    event.data.fd = fd;
+    int first = known ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    if (epoll_ctl(epfd, first, fd, &event) == 0) return 0;
+    if (errno != (known ? ENOENT : EEXIST)) return -1;
+    return epoll_ctl(epfd, known ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &event);
+}
+
+int kw_epoll_unwatch(int epfd, int fd) {
+    struct epoll_event event;
+    memset(&event, 0, sizeof event);
+    if (epoll_ctl(epfd, EPOLL_CTL_DEL, fd, &event) == 0) return 0;
+    return (errno == ENOENT || errno == EBADF) ? 0 : -1;
+}
+
+int kw_epoll_wait(int epfd, int *fds, int *flags, int capacity, int timeout_ms) {
+    struct epoll_event events[256];
+    if (capacity > 256) capacity = 256;
+    int count = epoll_wait(epfd, events, capacity, timeout_ms);
+    if (count < 0) return errno == EINTR ? 0 : -1;
+    for (int i = 0; i < count; i++) {
+        uint32_t e = events[i].events;
+        fds[i] = events[i].data.fd;
+        flags[i] = ((e & EPOLLIN) ? CURL_CSELECT_IN : 0) | ((e & EPOLLOUT) ? CURL_CSELECT_OUT : 0)
+                 | ((e & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
+    }
+    return count;
+}
+
+int kw_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
+
+void kw_eventfd_signal(int fd) {
+    uint64_t one = 1;
+    ssize_t written = write(fd, &one, sizeof one);
+    (void)written;  // EAGAIN means the counter is already non-zero: the loop will wake anyway
+}
+
+void kw_eventfd_drain(int fd) {
+    uint64_t value;
+    ssize_t got = read(fd, &value, sizeof value);
+    (void)got;
 }

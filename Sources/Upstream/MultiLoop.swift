@@ -6,11 +6,17 @@ import Synchronization
 /// The thread that owns libcurl's multi handle and every transfer on it.
 ///
 /// Other threads never touch the multi handle: they append to the inbox (start, resume, cancel,
-/// shut down) and call `curl_multi_wakeup`, the one multi function documented as callable from any
-/// thread (https://curl.se/libcurl/c/curl_multi_wakeup.html). The loop drains the inbox, runs
-/// `curl_multi_perform`, completes finished transfers, fires connect and idle timeouts, and sleeps in
-/// `curl_multi_poll` until a socket is ready, libcurl's own timer is due, the nearest transfer
-/// deadline passes, or a wakeup arrives. Handlers are called from here.
+/// shut down) and signal an eventfd. The loop is libcurl's event-driven "multi_socket" API
+/// (https://curl.se/libcurl/c/libcurl-multi.html, "multi_socket"): libcurl tells it which sockets to
+/// watch (CURLMOPT_SOCKETFUNCTION) and when its timer is due (CURLMOPT_TIMERFUNCTION); the loop waits
+/// in `epoll_wait`, then drains the inbox, hands each ready socket to `curl_multi_socket_action`,
+/// fires libcurl's timer, completes finished transfers and fires connect and idle timeouts.
+/// Handlers are called from here.
+///
+/// Why not `curl_multi_perform` + `curl_multi_poll` (the first version): both walk every transfer on
+/// every turn. Measured with `ThroughputReport` against a local nginx, 32 requests in flight: with
+/// 1,000 silent SSE streams open on the same client, that loop fell from ≈ 59k to ≈ 14.5k req/s;
+/// this one goes from ≈ 56k to ≈ 46k, since a turn costs what its ready sockets cost.
 final class MultiLoop: @unchecked Sendable {
     /// Requests from other threads, guarded by a mutex.
     private struct Inbox {
@@ -25,6 +31,21 @@ final class MultiLoop: @unchecked Sendable {
     }
 
     private let multi: UnsafeMutableRawPointer  // CURLM *
+    /// The epoll set over libcurl's sockets and `wakeFD`.
+    private let epollFD: Int32
+    /// Signalled by `post` to wake `epoll_wait`.
+    private let wakeFD: Int32
+    /// When libcurl wants CURL_SOCKET_TIMEOUT, in monotonic milliseconds; nil = no timer. Loop thread only.
+    private var curlTimerMs: Int64?
+    /// libcurl's sockets in the epoll set and the interest last registered (CURL_POLL_IN/OUT bits),
+    /// so a repeated request costs no system call. Loop thread only.
+    private var watched: [curl_socket_t: Int32] = [:]
+    /// Sockets libcurl stopped watching (CURL_POLL_REMOVE: typically a keep-alive connection going
+    /// back to the cache) but left in the epoll set, so reusing the connection costs one EPOLL_CTL_MOD
+    /// instead of a DEL and an ADD. libcurl may close a parked socket without telling (it no longer
+    /// watches it) and the number may come back for a new socket: a parked number is therefore always
+    /// re-registered, never trusted. An event on a parked socket removes it for good. Loop thread only.
+    private var parked: Set<curl_socket_t> = []
     private let inbox = Locked(Inbox())
     /// `pthread_self()` of the loop thread, to refuse blocking calls made on it.
     private let loopThreadID = Atomic<UInt>(0)
@@ -41,6 +62,9 @@ final class MultiLoop: @unchecked Sendable {
         precondition(CurlGlobal.isInitialized, "curl_global_init failed")
         guard let multi = curl_multi_init() else { preconditionFailure("curl_multi_init failed (out of memory)") }
         self.multi = multi
+        epollFD = kw_epoll_create()
+        wakeFD = kw_eventfd()
+        precondition(epollFD >= 0 && wakeFD >= 0 && kw_epoll_watch(epollFD, wakeFD, 1, 0) == 0, "epoll/eventfd unavailable")
         if configuration.maxConnectionsPerHost > 0 {
             _ = kw_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxConnectionsPerHost)
         }
@@ -49,6 +73,19 @@ final class MultiLoop: @unchecked Sendable {
         }
         if configuration.connectionCacheSize > 0 {
             _ = kw_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, configuration.connectionCacheSize)
+        }
+        let context = Unmanaged.passUnretained(self).toOpaque()  // the thread below keeps self alive
+        _ = kw_curl_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, context)
+        _ = kw_curl_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, context)
+        _ = kw_curl_multi_set_socket_function(multi) { _, socket, what, context, _ in
+            guard let context else { return -1 }
+            Unmanaged<MultiLoop>.fromOpaque(context).takeUnretainedValue().watch(socket, what: what)
+            return 0
+        }
+        _ = kw_curl_multi_set_timer_function(multi) { _, timeoutMs, context in
+            guard let context else { return -1 }
+            Unmanaged<MultiLoop>.fromOpaque(context).takeUnretainedValue().setCurlTimer(timeoutMs)
+            return 0
         }
         let thread = Thread { [self] in
             kw_set_current_thread_name(threadName)
@@ -81,14 +118,14 @@ final class MultiLoop: @unchecked Sendable {
     }
 
     /// Applies `change` to the inbox and wakes the loop. The wakeup is sent under the mutex so it can
-    /// never race with the loop freeing the multi handle. Returns false once the loop has closed.
+    /// never race with the loop closing the eventfd. Returns false once the loop has closed.
     private func post(_ change: (inout Inbox) -> Void) -> Bool {
         inbox.withLock { box in
             guard !box.isClosed else { return false }
             change(&box)
             if !box.wakePending {
                 box.wakePending = true
-                _ = curl_multi_wakeup(multi)
+                kw_eventfd_signal(wakeFD)
             }
             return true
         }
@@ -98,9 +135,16 @@ final class MultiLoop: @unchecked Sendable {
 
     private func run() {
         loopThreadID.store(UInt(pthread_self()), ordering: .releasing)
+        let capacity = 256
+        var readyFDs = [Int32](repeating: 0, count: capacity)
+        var readyFlags = [Int32](repeating: 0, count: capacity)
+        var nextDeadline: Int64?
         var running: Int32 = 0
         while true {
+            let ready = Int(kw_epoll_wait(epollFD, &readyFDs, &readyFlags, Int32(capacity), waitMs(ourDeadline: nextDeadline)))
             clock.tick()
+            // Drain the wakeup before taking the inbox: a post after the take signals again.
+            if readyFDs.prefix(max(0, ready)).contains(wakeFD) { kw_eventfd_drain(wakeFD) }
             let batch = inbox.withLock { box -> Inbox in
                 let taken = box
                 box.starts.removeAll()
@@ -114,14 +158,53 @@ final class MultiLoop: @unchecked Sendable {
                 return
             }
             apply(batch)
-            _ = curl_multi_perform(multi, &running)
+            for index in 0..<max(0, ready) where readyFDs[index] != wakeFD {
+                let socket = readyFDs[index]
+                if parked.remove(socket) != nil {
+                    _ = kw_epoll_unwatch(epollFD, socket)  // an idle cached connection spoke or closed
+                    continue
+                }
+                _ = curl_multi_socket_action(multi, socket, readyFlags[index], &running)
+            }
+            if let due = curlTimerMs, due <= MonotonicClock.nowMs() {
+                curlTimerMs = nil  // the action may set a new one
+                _ = curl_multi_socket_action(multi, kw_curl_socket_timeout(), 0, &running)
+            }
             completeFinished()
-            let now = clock.tick()
-            let nextDeadline = expireDeadlines(now: now)
-            // curl_multi_poll shortens this to libcurl's own next timer; cap at 1 s as a safety net.
-            let waitMs = nextDeadline.map { max(0, min($0 - now + 1, 1000)) } ?? 1000
-            _ = curl_multi_poll(multi, nil, 0, Int32(waitMs), nil)
+            nextDeadline = expireDeadlines(now: clock.tick())
         }
+    }
+
+    /// How long `epoll_wait` may sleep, in milliseconds: until libcurl's timer, the nearest transfer
+    /// deadline (+1 ms: they fire strictly after), or 1 s as a safety net, whichever is first.
+    private func waitMs(ourDeadline: Int64?) -> Int32 {
+        let now = MonotonicClock.nowMs()
+        var wait: Int64 = 1000
+        if let curlTimerMs { wait = min(wait, curlTimerMs - now) }
+        if let ourDeadline { wait = min(wait, ourDeadline - now + 1) }
+        return Int32(max(0, wait))
+    }
+
+    /// CURLMOPT_SOCKETFUNCTION: start, change or stop watching one of libcurl's sockets.
+    private func watch(_ socket: curl_socket_t, what: Int32) {
+        if what == CURL_POLL_REMOVE {
+            if watched.removeValue(forKey: socket) != nil { parked.insert(socket) }
+            return
+        }
+        let interest = what & CURL_POLL_INOUT
+        let wasParked = parked.remove(socket) != nil
+        let known = watched[socket]
+        if !wasParked && known == interest { return }
+        if kw_epoll_watch(epollFD, socket, interest, (wasParked || known != nil) ? 1 : 0) == 0 {
+            watched[socket] = interest
+        }
+    }
+
+    /// CURLMOPT_TIMERFUNCTION: -1 deletes the timer; otherwise it is due in `timeoutMs` (0 = now).
+    private func setCurlTimer(_ timeoutMs: Int) {
+        // The turn's clock: a timer set during the turn may come due up to a turn early, which only
+        // costs libcurl a look at nothing.
+        curlTimerMs = timeoutMs < 0 ? nil : clock.nowMs + Int64(timeoutMs)
     }
 
     private func apply(_ batch: Inbox) {
@@ -199,6 +282,8 @@ final class MultiLoop: @unchecked Sendable {
         for state in Array(active.values) { finish(state, .cancelled) }
         for state in pendingStarts + late { complete(state, .cancelled) }
         curl_multi_cleanup(multi)
+        _ = Glibc.close(epollFD)  // nothing can signal after isClosed: post checks it under the lock
+        _ = Glibc.close(wakeFD)
         stopped.signal()
     }
 }

@@ -47,3 +47,25 @@ final class QueueingTests: XCTestCase {
         XCTAssertNil(holder.snapshot.error)
     }
 }
+
+extension QueueingTests {
+    func testHostLimitIsPerHostAndPort() throws {
+        let holding = try TestUpstreamServer { _, conn in _ = conn.waitForPeerClose(timeout: 5) }
+        defer { holding.stop() }
+        let other = try TestUpstreamServer { _, conn in conn.respond(status: 200) }
+        defer { other.stop() }
+        let client = UpstreamClient(maxConnectionsPerHost: 1)
+        defer { client.shutdown() }
+
+        let held = RecordingHandler()
+        let transfer = client.start(UpstreamRequest(url: "http://127.0.0.1:\(holding.port)/"), handler: held)
+        while holding.requests.isEmpty { Thread.sleep(forTimeInterval: 0.01) }
+        let handler = RecordingHandler()
+        client.start(UpstreamRequest(url: "http://127.0.0.1:\(other.port)/", connectTimeoutMs: 1000), handler: handler)
+        XCTAssertTrue(handler.waitForCompletion(timeout: 3))
+        transfer.cancel()
+
+        XCTAssertEqual(handler.snapshot.status, 200)
+        XCTAssertNil(handler.snapshot.error)
+    }
+}

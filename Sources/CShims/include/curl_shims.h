@@ -26,6 +26,15 @@ CURLcode kw_curl_easy_getinfo_private(CURL *handle, void **value);
 /// `curl_multi_setopt` for long-valued multi options (connection limits, cache size).
 CURLMcode kw_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
 
+/// CURLMOPT_SOCKETFUNCTION: libcurl says which sockets to watch, for what (CURL_POLL_*).
+CURLMcode kw_curl_multi_set_socket_function(CURLM *multi, curl_socket_callback callback);
+/// CURLMOPT_TIMERFUNCTION: libcurl says when it next wants `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)`.
+CURLMcode kw_curl_multi_set_timer_function(CURLM *multi, curl_multi_timer_callback callback);
+/// `curl_multi_setopt` for pointer options (CURLMOPT_SOCKETDATA, CURLMOPT_TIMERDATA).
+CURLMcode kw_curl_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value);
+/// CURL_SOCKET_TIMEOUT: the "no socket, the timer fired" argument of `curl_multi_socket_action`.
+curl_socket_t kw_curl_socket_timeout(void);
+
 /// CURL_WRITEFUNC_PAUSE: returned from a write callback, pauses the transfer; libcurl keeps the
 /// chunk and delivers it again after `curl_easy_pause(CURLPAUSE_CONT)`.
 size_t kw_curl_writefunc_pause(void);
@@ -39,3 +48,24 @@ int kw_curl_msg_done(const CURLMsg *message, CURL **handle, CURLcode *result);
 /// Names the calling thread (pthread_setname_np, a GNU extension Swift's Glibc module does not
 /// expose) — for the Upstream multi thread. Linux keeps the first 15 bytes.
 void kw_set_current_thread_name(const char *name);
+
+// The Upstream loop's readiness set: epoll over libcurl's sockets plus an eventfd for wakeups.
+// Wrapped here because `struct epoll_event` is packed on x86_64 and eventfd lives outside Swift's Glibc.
+
+/// `epoll_create1(EPOLL_CLOEXEC)`; -1 on failure.
+int kw_epoll_create(void);
+/// Watches `fd` for reading (bit 1) and/or writing (bit 2): EPOLL_CTL_ADD when `known` is 0, else
+/// EPOLL_CTL_MOD; either falls back to the other (a descriptor number may have been closed and reused
+/// behind the caller's back). 0 or -1.
+int kw_epoll_watch(int epfd, int fd, int in_out, int known);
+/// Stops watching `fd`; 0 or -1 (ENOENT and EBADF are not errors: the socket may already be closed).
+int kw_epoll_unwatch(int epfd, int fd);
+/// `epoll_wait` into plain arrays: for each ready descriptor, its fd and CURL_CSELECT_* flags.
+/// Returns how many are ready (0 on timeout or EINTR), -1 on error.
+int kw_epoll_wait(int epfd, int *fds, int *flags, int capacity, int timeout_ms);
+/// A non-blocking eventfd (counter 0); -1 on failure.
+int kw_eventfd(void);
+/// Adds 1 to the eventfd counter (wakes epoll_wait).
+void kw_eventfd_signal(int fd);
+/// Resets the eventfd counter to 0.
+void kw_eventfd_drain(int fd);
