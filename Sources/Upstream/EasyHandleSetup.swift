@@ -33,7 +33,7 @@ enum EasyHandleSetup {
         let hasContent = !request.body.isEmpty || ["POST", "PUT", "PATCH"].contains(request.method)
         let lines = try RequestHeaderLines.make(request.headers, hasContent: hasContent)
 
-        guard CurlGlobal.isInitialized, let easy = curl_easy_init() else {
+        guard CurlGlobal.isInitialized, let easy = EasyHandlePool.shared.take() else {
             throw .protocolError("curl_easy_init failed")
         }
         state.easy = easy

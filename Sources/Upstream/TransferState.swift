@@ -157,7 +157,7 @@ final class TransferState: @unchecked Sendable {
 
     /// Frees the libcurl resources (after the handle left the multi).
     func releaseHandle() {
-        if let easy { curl_easy_cleanup(easy) }
+        if let easy { EasyHandlePool.shared.giveBack(easy) }
         easy = nil
         if let headerList { curl_slist_free_all(headerList) }
         headerList = nil
