@@ -14,7 +14,7 @@ import Synchronization
 /// Handlers are called from here.
 ///
 /// Why not `curl_multi_perform` + `curl_multi_poll` (the first version): both walk every transfer on
-/// every turn. Measured with `ThroughputReport` against a local nginx, 32 requests in flight: with
+/// every turn. Measured (now `keyward-bench upstream`) against a local nginx, 32 requests in flight: with
 /// 1,000 silent SSE streams open on the same client, that loop fell from ≈ 59k to ≈ 14.5k req/s;
 /// this one goes from ≈ 56k to ≈ 46k, since a turn costs what its ready sockets cost.
 final class MultiLoop: @unchecked Sendable {

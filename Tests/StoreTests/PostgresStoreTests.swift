@@ -120,13 +120,4 @@ final class PostgresStoreTests: XCTestCase {
         try store.putChallenge(hash: StoreConformance.hash(1), expiresAt: StoreConformance.now + 60)
         XCTAssertTrue(try store.spendChallenge(hash: StoreConformance.hash(1), now: StoreConformance.now))
     }
-
-    /// Figures for the report (`KEYWARD_STORE_BENCH=1`), never a timed assertion.
-    func testThroughputWithTwoThreads() throws {
-        guard ProcessInfo.processInfo.environment["KEYWARD_STORE_BENCH"] == "1" else {
-            throw XCTSkip("set KEYWARD_STORE_BENCH=1 to measure")
-        }
-        let (spends, cas) = try StoreBenchmarkTests.figures(harness().open())
-        print("PostgreSQL, \(StoreBenchmarkTests.threads) threads: \(Int(spends)) challenge spends/s, \(Int(cas)) counter CAS/s")
-    }
 }
