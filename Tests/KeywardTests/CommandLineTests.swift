@@ -69,7 +69,8 @@ final class CommandLineTests: XCTestCase {
         let cases: [(String, String, [String: String], String)] = [
             (keyward(""), "[p\nbase_url = 1", ["P_KEY": "k"], "providers.toml:1"),
             (keyward(""), good + "\ncolour = \"blue\"", ["P_KEY": "k"], "providers.toml:6"),
-            (keyward(""), good, [:], "P_KEY"),
+            (keyward(""), good, [:], "providers.toml:3: p.secret: P_KEY is not set"),
+            (keyward(""), good, ["P_KEY_FILE": "/nonexistent/p.key"], "cannot read /nonexistent/p.key"),
             (keyward(""), good.replacingOccurrences(of: "https://api.example.com", with: "http://api.example.com"), ["P_KEY": "k"], "providers.toml:2"),
             (keyward(""), good.replacingOccurrences(of: "Bearer {key}", with: "Bearer {key}\\r\\nX-Evil: 1"), ["P_KEY": "k"], "providers.toml:4"),
             (keyward("[sessions]\nttl_seconds = 5\n"), good, ["P_KEY": "k"], "keyward.toml:3"),

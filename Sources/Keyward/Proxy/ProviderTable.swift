@@ -34,11 +34,20 @@ public final class ProviderTable: Sendable {
     /// `secret` line (`providers.toml:4: openai.secret: OPENAI_API_KEY is not set …`), never with a value.
     /// - Throws: `ProviderTableError` with every problem found, not just the first.
     public static func resolve(_ registry: ProviderRegistry, secrets: SecretSource) throws(ProviderTableError) -> Snapshot {
+        // A configured secret file that cannot be read is its own problem ("cannot read /run/…"),
+        // not "not set": the registry's message covers only the absent ones.
+        var unreadable: [String] = []
+        for name in registry.secretNames {
+            do { _ = try secrets.value(name) } catch where !error.isAbsent { unreadable.append(error.description) } catch {}
+        }
         do {
             let credentials = try ProviderCredentials(registry: registry) { name in try? secrets.value(name) }
+            guard unreadable.isEmpty else { throw ProviderTableError(problems: unreadable) }
             return Snapshot(registry: registry, credentials: credentials.byProvider)
+        } catch let error as ConfigErrors {
+            throw ProviderTableError(problems: unreadable + error.description.split(separator: "\n").map(String.init))
         } catch {
-            throw ProviderTableError(problems: error.description.split(separator: "\n").map(String.init))
+            throw ProviderTableError(problems: unreadable)
         }
     }
 }
