@@ -27,6 +27,7 @@ final class ProxyEndToEndTests: XCTestCase {
         XCTAssertEqual(String(decoding: response.body, as: UTF8.self), "data: 1\n\ndata: 2\n\ndata: 3\n\ndata: [DONE]\n\n")
         XCTAssertEqual(response.header("content-type"), "text/event-stream")
         XCTAssertNil(response.header("set-cookie"), "Set-Cookie must not reach the client")
+        XCTAssertEqual(response.header("x-keyward-request-id")?.count, 16)
 
         let received = try XCTUnwrap(env.provider.received.last)
         XCTAssertEqual(received.method, "POST")

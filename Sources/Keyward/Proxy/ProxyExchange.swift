@@ -59,7 +59,8 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
         service.metrics.observeUpstreamLatency(provider: provider.name, seconds: seconds)
         var clientHeaders = ResponseRewrite.clientHeaders(headers.map { (name: $0.0, value: $0.1) }, credential: credential)
             .map { ($0.name, $0.value) }
-        clientHeaders.append(("X-Request-Id", context.id))
+        // The provider's own X-Request-Id (if any) passes through untouched; ours has its own name.
+        clientHeaders.append(("X-Keyward-Request-Id", context.id))
         context.update { $0.status = status }
         let stream = writer.startStream(status: status, headers: clientHeaders)
         stream.onWritable = { [weak self] in self?.clientDrained() }

@@ -17,7 +17,8 @@ final class RequestContext: Sendable {
         var finished = false
     }
 
-    /// A request id, 16 hex characters, unique within the process; echoed as `X-Request-Id`.
+    /// A request id, 16 hex characters, unique within the process; echoed as `X-Request-Id` on
+    /// Keyward's own answers and `X-Keyward-Request-Id` on proxied ones (the provider's id stays).
     let id: String
     let startMillis: Int64
     let method: String
