@@ -99,6 +99,23 @@ final class RequestRewriteTests: XCTestCase {
                        "k%2565y=1&keys=2&monkey=3&key=AIza%26x%3D1")
     }
 
+    /// Found by fuzz/FuzzProxyPath.swift (minimized: `Key&\u{734}`): `&` or `=` followed by a combining
+    /// mark is one Character, so splitting the query by Character missed the boundary and the client's
+    /// key reached the upstream next to ours. The query is split on bytes, as the upstream splits it.
+    func testClientKeyNextToACombiningMarkIsStillRemoved() throws {
+        let gemini = try provider("gemini")
+        let credential = try ProviderCredential(provider: gemini, secretValue: "AIza&x=1")
+        XCTAssertEqual(RequestRewrite.upstreamQuery("Key&\u{734}", provider: gemini, credential: credential),
+                       "\u{734}&key=AIza%26x%3D1")
+        XCTAssertEqual(RequestRewrite.upstreamQuery("a=1&\u{301}&key=c1", provider: gemini, credential: credential),
+                       "a=1&\u{301}&key=AIza%26x%3D1")
+        // U+0600 is a prepended mark: it joins the `&` after it into one Character.
+        XCTAssertEqual(RequestRewrite.upstreamQuery("x=1\u{600}&key=c1", provider: gemini, credential: credential),
+                       "x=1\u{600}&key=AIza%26x%3D1")
+        XCTAssertEqual(RequestRewrite.upstreamQuery("key=\u{301}c1&b=2", provider: gemini, credential: credential),
+                       "b=2&key=AIza%26x%3D1")
+    }
+
     func testQueryOfAHeaderProviderPassesUnchanged() throws {
         let openai = try provider("openai")
         let credential = try ProviderCredential(provider: openai, secretValue: key)

@@ -49,11 +49,13 @@ public enum RequestRewrite {
         let nameBytes = Array(name.utf8)
         var output = ""
         output.reserveCapacity(rawQuery.utf8.count + ours.utf8.count + 1)
-        for piece in rawQuery.split(separator: "&", omittingEmptySubsequences: true) {
-            let parameterName = piece.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? piece
-            let decoded = PercentEncoding.decodeLeniently(parameterName)
+        // Split on the bytes `&` and `=`, as an upstream does, not on Characters: `&` or `=` followed by
+        // a combining mark (`key&\u{301}`) is one grapheme cluster and would hide a parameter boundary.
+        for piece in rawQuery.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let parameterName = piece.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false).first ?? piece
+            let decoded = PercentEncoding.decodeLeniently(Substring(parameterName))
             if decoded.count == nameBytes.count, zip(decoded, nameBytes).allSatisfy({ ASCII.lower($0) == $1 }) { continue }
-            output += piece
+            output += Substring(piece)
             output += "&"
         }
         output += ours
