@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets and runs them; see fuzz/README.md.
-# usage: fuzz/run.sh [seconds-per-target (default 600)] [target ...]   targets: cbor attestation
+# usage: fuzz/run.sh [seconds-per-target (default 600)] [target ...]
+#   targets: cbor attestation proxypath session integrity
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET="${1:-600}"
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(cbor attestation)
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(cbor attestation proxypath session integrity)
 OUT=.build/fuzz
 mkdir -p "$OUT"
 FLAGS=(-O -sanitize=fuzzer -parse-as-library -g)
@@ -24,6 +25,43 @@ swiftc "${FLAGS[@]}" -I "$OUT" fuzz/FuzzCBORDecoder.swift "$OUT/libCBOR.a" -o "$
 swiftc "${FLAGS[@]}" -I "$OUT" fuzz/FuzzAttestationParser.swift "$OUT/libAppAttestParsing.a" "$OUT/libCBOR.a" \
     -o "$OUT/fuzz-attestation"
 
+# C modules for swiftc: SwiftPM generates these module maps; here they are written by hand, with
+# absolute paths, for the three C targets the new fuzzers reach (COpenSSL has its own map).
+ROOT="$PWD"
+MAPS="$OUT/modulemaps"
+mkdir -p "$MAPS/CShims" "$MAPS/CTOML"
+printf 'module CShims {\n    umbrella header "%s/Sources/CShims/include/CShims.h"\n    export *\n}\n' "$ROOT" \
+    > "$MAPS/CShims/module.modulemap"
+printf 'module CTOML {\n    umbrella header "%s/Sources/CTOML/include/CTOML.h"\n    export *\n}\n' "$ROOT" \
+    > "$MAPS/CTOML/module.modulemap"
+# -package-name as SwiftPM passes it: KeywardCrypto shares `package` declarations (Locked).
+CMODS=(-package-name Keyward -I "$MAPS/CShims" -I "$MAPS/CTOML" -I Sources/COpenSSL)
+# CTOML (C++ over toml++, defines as in Package.swift) and the OpenSSL shims: plain objects, not
+# instrumented — the fuzzers aim at the Swift code. CShims' curl/microhttpd shims are not needed.
+clang++ -std=c++17 -O1 -fPIC -DTOML_HEADER_ONLY=1 -DTOML_EXCEPTIONS=1 -I Sources/CTOML/include \
+    -c Sources/CTOML/toml_to_json.cpp -o "$OUT/ctoml.o"
+clang -O1 -fPIC -I Sources/CShims/include -c Sources/CShims/openssl_shims.c -o "$OUT/openssl_shims.o"
+# ProviderRegistry, whole (it needs CTOML to build a Provider from providers.toml text).
+swiftc "${FLAGS[@]}" "${CMODS[@]}" -module-name ProviderRegistry -emit-library -static -emit-module \
+    -emit-module-path "$OUT/ProviderRegistry.swiftmodule" -o "$OUT/libProviderRegistry.a" \
+    $(find Sources/ProviderRegistry -name '*.swift')
+# KeywardCrypto (OpenSSL), then Sessions and PlayIntegrity over it. PlayIntegrity is built with
+# -enable-testing so its fuzzer can reach the JWE and JWS stages separately (@testable import).
+swiftc "${FLAGS[@]}" "${CMODS[@]}" -module-name KeywardCrypto -emit-library -static -emit-module \
+    -emit-module-path "$OUT/KeywardCrypto.swiftmodule" -o "$OUT/libKeywardCrypto.a" \
+    $(find Sources/KeywardCrypto -name '*.swift')
+swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" -module-name Sessions -emit-library -static -emit-module \
+    -emit-module-path "$OUT/Sessions.swiftmodule" -o "$OUT/libSessions.a" Sources/Sessions/*.swift
+swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" -enable-testing -module-name PlayIntegrity -emit-library -static \
+    -emit-module -emit-module-path "$OUT/PlayIntegrity.swiftmodule" -o "$OUT/libPlayIntegrity.a" \
+    $(find Sources/PlayIntegrity -name '*.swift')
+swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" fuzz/FuzzProxyPath.swift "$OUT/libProviderRegistry.a" "$OUT/ctoml.o" \
+    -lstdc++ -o "$OUT/fuzz-proxypath"
+swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" fuzz/FuzzSessionToken.swift "$OUT/libSessions.a" \
+    "$OUT/libKeywardCrypto.a" "$OUT/openssl_shims.o" -lssl -lcrypto -o "$OUT/fuzz-session"
+swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" fuzz/FuzzIntegrityToken.swift "$OUT/libPlayIntegrity.a" \
+    "$OUT/libKeywardCrypto.a" "$OUT/openssl_shims.o" -lssl -lcrypto -o "$OUT/fuzz-integrity"
+
 # Seed corpus: the real vectors (decoded from base64), read where they lie.
 SEEDS="$OUT/seeds"
 mkdir -p "$SEEDS"
@@ -37,11 +75,21 @@ for path in glob.glob("../shared/vectors/appattest/*/*.b64*"):
     open(os.path.join(out, name), "wb").write(data)
 PY
 
+# The other targets write their own seeds (valid paths and queries; a session token and an integrity
+# token made with the fuzzers' fixed test keys, and mutations of them) when given
+# KEYWARD_FUZZ_WRITE_SEEDS=<dir>, then exit.
+for target in proxypath session integrity; do
+    mkdir -p "$OUT/seeds-$target"
+    SWIFT_BACKTRACE=enable=no KEYWARD_FUZZ_WRITE_SEEDS="$OUT/seeds-$target" "$OUT/fuzz-$target"
+done
+
 for target in "${TARGETS[@]}"; do
     CORPUS="$OUT/corpus-$target"
+    TARGET_SEEDS="$SEEDS"
+    [ -d "$OUT/seeds-$target" ] && TARGET_SEEDS="$OUT/seeds-$target"
     mkdir -p "$CORPUS" "$OUT/crashes-$target"
     echo "== fuzz-$target for ${SECONDS_PER_TARGET}s"
-    SWIFT_BACKTRACE=enable=no "$OUT/fuzz-$target" "$CORPUS" "$SEEDS" \
+    SWIFT_BACKTRACE=enable=no "$OUT/fuzz-$target" "$CORPUS" "$TARGET_SEEDS" \
         -max_total_time="$SECONDS_PER_TARGET" -max_len=16384 -rss_limit_mb=1024 -print_final_stats=1 \
         -artifact_prefix="$OUT/crashes-$target/" 2>&1 | tail -n 40
 done
