@@ -15,14 +15,7 @@ final class EmptyHeaderTests: XCTestCase {
         try upstream.start()
         defer { upstream.stop() }
         let env = try TestDeployment(extraProviders: { _ in
-            """
-            [blank]
-            base_url = "http://127.0.0.1:\(upstream.port)"
-            allow_http_loopback = true
-            secret = "CHAT_KEY"
-            auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
-            allow = [ { method = "GET", path = "/x" } ]
-            """
+            TestDeployment.loopbackProvider("blank", port: upstream.port, allow: [("GET", "/x")])
         })
         defer { env.shutdown() }
         let (_, token) = try env.session()

@@ -133,14 +133,7 @@ final class ProxyEndToEndTests: XCTestCase {
         try redirector.start()
         defer { redirector.stop() }
         env = try TestDeployment(extraProviders: { _ in
-            """
-            [redir]
-            base_url = "http://127.0.0.1:\(redirector.port)"
-            allow_http_loopback = true
-            secret = "CHAT_KEY"
-            auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
-            allow = [ { method = "GET", path = "/go" } ]
-            """
+            TestDeployment.loopbackProvider("redir", port: redirector.port, allow: [("GET", "/go")])
         })
         let (_, token) = try env.session()
         let response = try env.client.call("GET", "/p/redir/go", headers: [env.bearer(token)])
@@ -208,14 +201,7 @@ final class ProxyEndToEndTests: XCTestCase {
 
     func testUnreachableUpstreamIsUpstreamError() throws {
         env = try TestDeployment(extraProviders: { _ in
-            """
-            [down]
-            base_url = "http://127.0.0.1:1"
-            allow_http_loopback = true
-            secret = "CHAT_KEY"
-            auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
-            allow = [ { method = "GET", path = "/x" } ]
-            """
+            TestDeployment.loopbackProvider("down", port: 1, allow: [("GET", "/x")])
         })
         let (_, token) = try env.session()
         let response = try env.client.call("GET", "/p/down/x", headers: [env.bearer(token)])
@@ -231,15 +217,9 @@ final class ProxyEndToEndTests: XCTestCase {
         XCTAssertEqual(try env.client.call("GET", "/p/chat/v1/models", headers: [env.bearer(token)]).status, 200)
         XCTAssertTrue(env.logLines.contains { $0.contains("providers_reload_refused") && $0.contains("providers.toml") })
 
-        try env.deployment.writeProviders(TestDeployment.chatProvider(port: env.provider.port, options: "") + """
-
-            [second]
-            base_url = "http://127.0.0.1:\(env.provider.port)"
-            allow_http_loopback = true
-            secret = "CHAT_KEY"
-            auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
-            allow = [ { method = "GET", path = "/v2/models" } ]
-            """)
+        try env.deployment.writeProviders(
+            TestDeployment.chatProvider(port: env.provider.port, options: "") + "\n"
+                + TestDeployment.loopbackProvider("second", port: env.provider.port, allow: [("GET", "/v2/models")]))
         XCTAssertTrue(env.deployment.server.reload())
         let response = try env.client.call("GET", "/p/second/v2/models", headers: [env.bearer(token)])
         XCTAssertEqual(response.status, 200)

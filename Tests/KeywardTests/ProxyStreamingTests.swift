@@ -7,15 +7,7 @@ import XCTest
 /// Long and abandoned streams through the proxy: memory stays flat, a leaving client stops the upstream.
 final class ProxyStreamingTests: XCTestCase {
     func firehoseProviderTOML(port: UInt16) -> String {
-        """
-        [hose]
-        base_url = "http://127.0.0.1:\(port)"
-        allow_http_loopback = true
-        secret = "CHAT_KEY"
-        auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
-        allow = [ { method = "GET", path = "/stream" } ]
-        idle_timeout_ms = 10000
-        """
+        TestDeployment.loopbackProvider("hose", port: port, allow: [("GET", "/stream")], extra: "idle_timeout_ms = 10000")
     }
 
     func testHundredMebibyteStreamPassesWithFlatMemory() throws {

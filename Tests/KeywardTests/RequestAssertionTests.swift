@@ -13,15 +13,8 @@ final class RequestAssertionTests: XCTestCase {
 
     override func setUpWithError() throws {
         env = try TestDeployment(extraProviders: { port in
-            """
-            [signed]
-            base_url = "http://127.0.0.1:\(port)"
-            allow_http_loopback = true
-            secret = "CHAT_KEY"
-            auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
-            allow = [ { method = "POST", path = "/v1/chat/completions" }, { method = "GET", path = "/v1/models" } ]
-            require_assertion = true
-            """
+            TestDeployment.loopbackProvider(
+                "signed", port: port, allow: [("POST", "/v1/chat/completions"), ("GET", "/v1/models")], extra: "require_assertion = true")
         }, time: clock)
     }
 

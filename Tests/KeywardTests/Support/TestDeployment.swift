@@ -57,6 +57,22 @@ final class TestDeployment: Sendable {
         """
     }
 
+    /// A `providers.toml` table for a plain-http provider on loopback, key `CHAT_KEY` as a bearer
+    /// header, allowing each (method, path); `extra` lines go inside the table.
+    static func loopbackProvider(_ name: String, port: UInt16, allow: [(String, String)], extra: String = "") -> String {
+        let rules = allow.map { "{ method = \"\($0.0)\", path = \"\($0.1)\" }" }.joined(separator: ", ")
+        return """
+            [\(name)]
+            base_url = "http://127.0.0.1:\(port)"
+            allow_http_loopback = true
+            secret = "CHAT_KEY"
+            auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
+            allow = [ \(rules) ]
+            \(extra)
+
+            """
+    }
+
     func shutdown() {
         deployment.shutdown()
         provider.stop()
