@@ -54,6 +54,22 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(result.stdout.contains("ok"))
     }
 
+    func testCheckConfigWarnsOfAMissingSQLiteFolderWithoutFailing() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let config = try folder.write("keyward.toml", "providers_file = \"p.toml\"\n[store]\nurl = \"sqlite:///nonexistent-keyward-folder/k.db\"\n")
+        _ = try folder.write("p.toml", """
+            [p]
+            base_url = "https://api.example.com"
+            secret = "P_KEY"
+            auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
+            allow = [ { method = "GET", path = "/v1/*" } ]
+            """)
+        let result = try KeywardBinary.run(["check-config", "--config", config], environment: ["KEYWARD_SESSION_KEY": Self.sessionKeyPEM, "P_KEY": "k"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stderr.contains("warning: store.url: the folder /nonexistent-keyward-folder does not exist yet"), result.stderr)
+    }
+
     func testCheckConfigReportsEachBrokenFileWithFileAndLine() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }

@@ -22,6 +22,17 @@ final class DegradedModeTests: XCTestCase {
         XCTAssertEqual(try env.client.call("GET", "/readyz").status, 200)
     }
 
+    func testReadinessTurnsUnavailableWhenAGracefulStopBegins() throws {
+        let env = try TestDeployment()
+        defer { env.shutdown() }
+        XCTAssertEqual(try env.client.call("GET", "/readyz").status, 200)
+        env.deployment.service.beginDraining()
+        let response = try env.client.call("GET", "/readyz")
+        XCTAssertEqual(response.status, 503)
+        XCTAssertEqual(errorCode(response.body), "unavailable")
+        XCTAssertEqual(try env.client.call("GET", "/healthz").status, 200, "alive, just not taking new work")
+    }
+
     func testStoreDownIsUnavailableWithRetryAfterAndRecovers() throws {
         let switchable = Mutex<SwitchableStore?>(nil)
         let env = try TestDeployment(wrapStore: { inner in

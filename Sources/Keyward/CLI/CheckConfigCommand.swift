@@ -33,8 +33,18 @@ enum CheckConfigCommand {
             }
         }
         if providersPath == nil { providersPath = configuration?.providersPath }
-        if configuration != nil {
+        if let configuration {
             do { _ = try ServiceAssembly.sessionKeys(secrets) } catch { problems.append("\(configPath): \(error)") }
+            // A SQLite store needs a folder to live in. Only a warning: systemd's StateDirectory=
+            // creates it when the service starts. A PostgreSQL store is only reached by `migrate`.
+            if configuration.storeURL.hasPrefix("sqlite://") {
+                let file = String(configuration.storeURL.dropFirst("sqlite://".count))
+                let folder = file.contains("/") ? String(file[..<(file.lastIndex(of: "/") ?? file.endIndex)]) : "."
+                var isDirectory: ObjCBool = false
+                if !folder.isEmpty, !(FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) && isDirectory.boolValue) {
+                    CLIOutput.error("\(configPath): warning: store.url: the folder \(folder) does not exist yet (`migrate` and `serve` need it)")
+                }
+            }
         }
         var providerCount = 0
         if let providersPath {

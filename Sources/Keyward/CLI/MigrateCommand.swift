@@ -15,7 +15,7 @@ enum MigrateCommand {
         guard let configuration = CLIOutput.configuration(options, command: "migrate") else { return 1 }
         do {
             _ = try ServiceAssembly.store(configuration)
-            print("keyward migrate: \(ServiceAssembly.redacted(configuration.storeURL)) is up to date")
+            print("keyward migrate: \(ServiceAssembly.redacted(configuration.storeURL)): every migration applied")
             return 0
         } catch {
             CLIOutput.error("keyward migrate: \(error)")

@@ -100,7 +100,8 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
         context.update {
             $0.bytesOut = bytesOut
             if clientCancelled {
-                $0.reason = "client_gone"
+                // A graceful stop that ran out of time closes the client side too: say so.
+                $0.reason = service.draining.load(ordering: .relaxed) ? "stream_cut_server_stopping" : "client_gone"
             } else if let error {
                 $0.reason = "stream_cut_" + error.reason
             }

@@ -72,6 +72,7 @@ public final class KeywardServer: Sendable {
     /// Graceful stop: no new connections; requests in progress (streams included) get up to
     /// `gracePeriodMilliseconds` to finish before the rest are cut.
     public func drain(gracePeriodMilliseconds: Int) {
+        service.beginDraining()
         purgeTimer.stop()
         publicServer.drain(gracePeriodMilliseconds: gracePeriodMilliseconds)
         adminServer?.stop()

@@ -5,6 +5,7 @@ import KeywardCrypto
 import ProviderRegistry
 import Sessions
 import Store
+import Synchronization
 import Upstream
 
 /// The application: every request on the public listener passes through here.
@@ -28,6 +29,9 @@ public final class KeywardService: Sendable {
     let providers: ProviderTable
     let upstream: UpstreamClient
     let deviceStatus: DeviceStatusCache
+    /// Set when a graceful stop begins: `/readyz` then answers 503 so load balancers move away, and
+    /// streams cut by the stop are logged as such rather than as the client's doing.
+    let draining = Atomic<Bool>(false)
     let requestIDs = RequestIDGenerator(seed: UInt64.random(in: 0...UInt64.max))
     let android: AndroidHandshake?
 
@@ -161,6 +165,7 @@ public final class KeywardService: Sendable {
 
     /// `/readyz`: the store answers.
     func checkReady() throws(APIError) {
+        if draining.load(ordering: .relaxed) { throw .unavailable(reason: "draining") }
         do { try store.ping() } catch {
             metrics.increment("keyward_store_errors_total", ["operation": "ping"])
             throw .unavailable(reason: "store_unreachable")
@@ -179,6 +184,9 @@ public final class KeywardService: Sendable {
         }
         return .unavailable(reason: "store_\(operation)_failed")
     }
+
+    /// Marks the start of a graceful stop (see `draining`).
+    public func beginDraining() { draining.store(true, ordering: .relaxed) }
 
     /// Deletes expired challenges, rate events and old budgets (`serve` calls it every minute).
     public func purgeExpired() {
