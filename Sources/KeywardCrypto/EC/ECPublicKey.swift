@@ -50,21 +50,7 @@ public struct ECPublicKey: Sendable, Equatable, Hashable {
             try self.init(curve: curve, uncompressedPoint: Array(spkiDER[curve.spkiPrefix.count...]))
             return
         }
-        let pkey: OpaquePointer? = spkiDER.withUnsafeBufferPointer { buffer in
-            var cursor = buffer.baseAddress
-            guard let pkey = d2i_PUBKEY(nil, &cursor, buffer.count) else { return nil }
-            // The whole input must be the key: trailing bytes are a different encoding.
-            guard let cursor, let base = buffer.baseAddress, cursor - base == buffer.count else {
-                EVP_PKEY_free(pkey)
-                return nil
-            }
-            return pkey
-        }
-        guard let pkey else {
-            clearOpenSSLErrors()
-            throw .invalidKey("malformed SubjectPublicKeyInfo")
-        }
-        try self.init(owning: EVPKey(owning: pkey))
+        try self.init(owning: EVPKey.parsePublicKey(spkiDER: spkiDER))
     }
 
     /// Loads a PEM `-----BEGIN PUBLIC KEY-----` (SubjectPublicKeyInfo, RFC 7468 §13).

@@ -26,20 +26,7 @@ public struct RSAPublicKey: Sendable {
     /// Loads a DER SubjectPublicKeyInfo.
     /// - Throws: ``CryptoError/invalidKey(_:)`` as ``init(pem:)``, or for trailing bytes.
     public init(spkiDER: [UInt8]) throws(CryptoError) {
-        let pkey: OpaquePointer? = spkiDER.withUnsafeBufferPointer { buffer in
-            var cursor = buffer.baseAddress
-            guard let pkey = d2i_PUBKEY(nil, &cursor, buffer.count) else { return nil }
-            guard let cursor, let base = buffer.baseAddress, cursor - base == buffer.count else {
-                EVP_PKEY_free(pkey)
-                return nil
-            }
-            return pkey
-        }
-        guard let pkey else {
-            clearOpenSSLErrors()
-            throw .invalidKey("malformed SubjectPublicKeyInfo")
-        }
-        try self.init(key: EVPKey(owning: pkey))
+        try self.init(key: EVPKey.parsePublicKey(spkiDER: spkiDER))
     }
 
     /// The key as DER SubjectPublicKeyInfo.

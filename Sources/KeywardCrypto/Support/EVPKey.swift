@@ -19,5 +19,25 @@ final class EVPKey: @unchecked Sendable {
         self.pointer = pointer
     }
 
+    /// Parses a DER SubjectPublicKeyInfo (RFC 5280 §4.1.2.7) that must be the whole input:
+    /// trailing bytes are a different encoding and are refused.
+    /// - Throws: ``CryptoError/invalidKey(_:)`` "malformed SubjectPublicKeyInfo".
+    static func parsePublicKey(spkiDER: [UInt8]) throws(CryptoError) -> EVPKey {
+        let pkey: OpaquePointer? = spkiDER.withUnsafeBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            guard let pkey = d2i_PUBKEY(nil, &cursor, buffer.count) else { return nil }
+            guard let cursor, let base = buffer.baseAddress, cursor - base == buffer.count else {
+                EVP_PKEY_free(pkey)
+                return nil
+            }
+            return pkey
+        }
+        guard let pkey else {
+            clearOpenSSLErrors()
+            throw .invalidKey("malformed SubjectPublicKeyInfo")
+        }
+        return EVPKey(owning: pkey)
+    }
+
     deinit { EVP_PKEY_free(pointer) }
 }
