@@ -55,6 +55,31 @@ final class ConnectionPoolTests: XCTestCase {
 }
 
 extension ConnectionPoolTests {
+    /// libcurl's own cache limit (four times the transfers in progress) falls as a burst ends and
+    /// closes the warm connections; the client's fixed cache keeps them for the next burst.
+    func testConnectionsWarmedByABurstServeTheNextBurst() throws {
+        let server = try TestUpstreamServer { request, conn in
+            Thread.sleep(forTimeInterval: 0.05)  // hold each connection so the burst needs all of them
+            conn.respond(status: 200, body: Array(request.target.utf8))
+        }
+        defer { server.stop() }
+        let client = UpstreamClient(maxConnectionsPerHost: 16)
+        defer { client.shutdown() }
+
+        for burst in 0..<3 {
+            let handlers = (0..<16).map { _ in RecordingHandler() }
+            for (index, handler) in handlers.enumerated() {
+                client.start(UpstreamRequest(url: "http://127.0.0.1:\(server.port)/b\(burst)/\(index)"), handler: handler)
+            }
+            for (index, handler) in handlers.enumerated() {
+                XCTAssertTrue(handler.waitForCompletion(timeout: 30))
+                XCTAssertEqual(handler.snapshot.body, Array("/b\(burst)/\(index)".utf8))
+            }
+        }
+        XCTAssertEqual(server.requests.count, 48)
+        XCTAssertEqual(server.connectionCount, 16)
+    }
+
     func testSeveralLoopThreadsShareTheTransfersAndEachCallsItsHandlersOnItsOwnThread() throws {
         let server = try echoPathServer()
         defer { server.stop() }
