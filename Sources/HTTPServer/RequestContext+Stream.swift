@@ -144,6 +144,14 @@ extension RequestContext {
             return suspendLocked(&shared, .forData) ? 0 : Int(KEYWARD_MHD_END_WITH_ERROR)
         }
         writable?()
+        if result == Int(KEYWARD_MHD_END_WITH_ERROR) && socket >= 0 {
+            // libmicrohttpd 0.9.75 sometimes ignores END_WITH_ERROR returned before the first body
+            // byte went out and keeps the connection open with nothing more to send: the client
+            // then waits forever (seen about once in 100 aborts that follow a write at once). Shutting
+            // the socket down makes its next send fail, so it closes the connection itself. The
+            // descriptor stays libmicrohttpd's to close.
+            shutdown(socket, Int32(SHUT_RDWR))
+        }
         return result
     }
 }

@@ -287,4 +287,24 @@ final class HTTPServerStreamTests: XCTestCase {
         XCTAssertNil(response.header("Transfer-Encoding"), "no chunking for HTTP/1.0 (RFC 9112 §7)")
         XCTAssertEqual(response.text, "one two")
     }
+
+    /// libmicrohttpd 0.9.75 now and then ignored an abort that came before the first body byte went
+    /// out and left the client waiting on an open connection; it must always close.
+    func testAbortRightAfterAWriteAlwaysClosesTheConnection() throws {
+        let server = try startServer { _, _, writer in
+            let stream = writer.startStream(status: 200, headers: [("Content-Length", "100")])
+            onAnotherThread {
+                stream.write(Array("only forty bytes of a hundred, then gone".utf8))
+                stream.abort()
+            }
+        }
+        for round in 0..<300 {
+            let client = try RawClient(port: server.port, receiveTimeout: 3)
+            try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            guard client.waitForClose() else {
+                XCTFail("round \(round): the connection stayed open after the stream was aborted")
+                return
+            }
+        }
+    }
 }

@@ -176,6 +176,17 @@ final class RawClient {
         }
     }
 
+    /// True when the server closes the connection (EOF or reset) within the receive timeout,
+    /// whatever it sent before.
+    func waitForClose() -> Bool {
+        do {
+            while try fill() {}
+            return true
+        } catch {
+            return false
+        }
+    }
+
     /// Reads `count` body bytes without framing (after `readHead` of a fixed-length or raw stream).
     func readBytes(_ count: Int) throws -> [UInt8] { try readExactly(count) }
 }
