@@ -11,10 +11,30 @@ import Upstream
 /// transfer until the stream drains (`onWritable` → `resume`); a client that leaves cancels the
 /// upstream transfer (`onClose` → `cancel`). Memory per stream is bounded by the server's stream
 /// buffer plus one upstream chunk, however long the response.
+///
+/// A small answer of known length (`Content-Length` ≤ ``bufferedBodyLimit``, the usual JSON reply)
+/// is collected whole and sent as one fixed-length response, the way nginx's `proxy_buffering`
+/// does: it skips the stream's reader, buffer and wake-ups, about a tenth of a proxied request's
+/// CPU in `bench/proxy.sh`. Its bytes reach the client unchanged, only together; and an upstream
+/// that fails before the last byte gets the client a clean 502 instead of a cut body.
 final class ProxyExchange: UpstreamResponseHandler, Sendable {
+    /// The largest `Content-Length` collected whole instead of streamed, in bytes.
+    static let bufferedBodyLimit = 16 * 1024
+
+    /// A small response being collected: what to send once `body` reaches `expectedLength`.
+    private struct BufferedResponse {
+        let status: Int
+        let headers: [(String, String)]
+        let expectedLength: Int
+        var body: [UInt8]
+    }
+
     private struct State {
         var transfer: UpstreamTransfer?
         var stream: ResponseStream?
+        var buffered: BufferedResponse?
+        /// The buffered response went to the client: the transfer's end changes nothing.
+        var answered = false
         /// A resume or cancel that arrived before `begin` handed over the transfer.
         var pendingResume = false
         var pendingCancel = false
@@ -26,16 +46,21 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
     private let service: KeywardService
     private let writer: ResponseWriter
     private let context: RequestContext
-    private let provider: Provider
+    private let providerName: String
+    private let method: String
     private let credential: ProviderCredential
     private let sentAtMillis: Int64
     private let state = Mutex(State())
 
-    init(service: KeywardService, writer: ResponseWriter, context: RequestContext, provider: Provider, credential: ProviderCredential) {
+    init(
+        service: KeywardService, writer: ResponseWriter, context: RequestContext, providerName: String, method: String,
+        credential: ProviderCredential
+    ) {
         self.service = service
         self.writer = writer
         self.context = context
-        self.provider = provider
+        self.providerName = providerName
+        self.method = method
         self.credential = credential
         sentAtMillis = service.time.nowMillis()
     }
@@ -56,11 +81,24 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
 
     func upstreamHead(status: Int, headers: [(String, String)]) {
         let seconds = Double(service.time.nowMillis() - sentAtMillis) / 1000
-        service.metrics.observeUpstreamLatency(provider: provider.name, seconds: seconds)
+        service.metrics.observeUpstreamLatency(provider: providerName, seconds: seconds)
         var clientHeaders = ResponseRewrite.clientHeaders(headers.map { (name: $0.0, value: $0.1) }, credential: credential)
             .map { ($0.name, $0.value) }
         // The provider's own X-Request-Id (if any) passes through untouched; ours has its own name.
         clientHeaders.append(("X-Keyward-Request-Id", context.id))
+        if let length = bufferableLength(status: status, headers: clientHeaders) {
+            let buffered = BufferedResponse(
+                status: status, headers: clientHeaders, expectedLength: length, body: [])
+            if length == 0 {
+                answer(buffered)
+            } else {
+                state.withLock { state in
+                    state.buffered = buffered
+                    state.buffered?.body.reserveCapacity(length)
+                }
+            }
+            return
+        }
         context.update { $0.status = status }
         let stream = writer.startStream(status: status, headers: clientHeaders)
         stream.onWritable = { [weak self] in self?.clientDrained() }
@@ -70,15 +108,55 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
     }
 
     func upstreamBody(_ chunk: UnsafeRawBufferPointer) -> Bool {
-        guard let stream = state.withLock({ state -> ResponseStream? in
+        enum Next { case stream(ResponseStream), answer(BufferedResponse), drop }
+        let next = state.withLock { state -> Next in
             state.bytesOut += Int64(chunk.count)
-            return state.stream
-        }) else { return true }
-        return stream.write(chunk)
+            if let stream = state.stream { return .stream(stream) }
+            guard var buffered = state.buffered else { return .drop }
+            state.buffered = nil
+            // libcurl stops at Content-Length on a kept-alive connection; more would be a framing bug,
+            // answered as a short body is (upstreamComplete) rather than sent.
+            guard buffered.body.count + chunk.count <= buffered.expectedLength else {
+                state.buffered = buffered
+                return .drop
+            }
+            buffered.body.append(contentsOf: chunk)
+            if buffered.body.count < buffered.expectedLength {
+                state.buffered = buffered
+                return .drop
+            }
+            return .answer(buffered)
+        }
+        switch next {
+        case .stream(let stream): return stream.write(chunk)
+        case .answer(let buffered): answer(buffered)
+        case .drop: break
+        }
+        return true
+    }
+
+    /// The body length to collect whole, or nil to stream: a valid `Content-Length` within the
+    /// limit on a response that has a body (not HEAD, 1xx, 204 or 304; RFC 9110 §6.4.1).
+    private func bufferableLength(status: Int, headers: [(String, String)]) -> Int? {
+        guard method != "HEAD", status >= 200, status != 204, status != 304 else { return nil }
+        guard let length = ResponseRewrite.declaredContentLength(headers), length <= ProxyExchange.bufferedBodyLimit
+        else { return nil }
+        return length
+    }
+
+    /// Sends a complete buffered response: logged first, like every answer, then handed to the client.
+    private func answer(_ buffered: BufferedResponse) {
+        state.withLock { $0.answered = true }
+        context.update { $0.bytesOut = Int64(buffered.body.count) }
+        if context.markFinished(status: buffered.status) { service.log(context) }
+        writer.respond(status: buffered.status, headers: buffered.headers, body: buffered.body)
     }
 
     func upstreamComplete(_ error: UpstreamError?, afterHead: Bool) {
-        let (stream, bytesOut, clientGone) = state.withLock { ($0.stream, $0.bytesOut, $0.clientGone) }
+        let (stream, bytesOut, clientGone, answered, wasBuffering) = state.withLock {
+            ($0.stream, $0.bytesOut, $0.clientGone, $0.answered, $0.buffered != nil)
+        }
+        if answered { return }
         let clientCancelled = clientGone && error == .cancelled
         guard let stream else {
             // Nothing was sent yet: the client gets one API error.
@@ -89,10 +167,10 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
             // libcurl refused what the client sent (a header it cannot frame): the client's fault.
             case .invalidRequest?: apiError = APIError(.badRequest, reason: "request_unforwardable")
             case let other?: apiError = APIError(.upstreamError, reason: other.reason)
-            case nil: apiError = APIError(.upstreamError, reason: "upstream_no_response")
+            case nil: apiError = APIError(.upstreamError, reason: wasBuffering ? "upstream_body_mismatch" : "upstream_no_response")
             }
             if !clientCancelled && apiError.code != .badRequest {
-                service.metrics.increment("keyward_upstream_errors_total", ["provider": provider.name, "reason": apiError.reason])
+                service.metrics.increment("keyward_upstream_errors_total", ["provider": providerName, "reason": apiError.reason])
             }
             service.respondError(writer, context, apiError)
             return
@@ -107,7 +185,7 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
             }
         }
         if let error, !clientCancelled {
-            service.metrics.increment("keyward_upstream_errors_total", ["provider": provider.name, "reason": error.reason])
+            service.metrics.increment("keyward_upstream_errors_total", ["provider": providerName, "reason": error.reason])
         }
         service.metrics.streamClosed()
         if context.markFinished(status: 0) { service.log(context) }

@@ -18,7 +18,9 @@ extension KeywardService {
                 throw APIError(.internalError, reason: "provider_key_missing")
             }
             let request = rewriteRequest(head, body: body, provider: provider, segments: segments, credential: credential)
-            let exchange = ProxyExchange(service: self, writer: writer, context: context, provider: provider, credential: credential)
+            let exchange = ProxyExchange(
+                service: self, writer: writer, context: context, providerName: provider.name, method: head.method,
+                credential: credential)
             exchange.begin(upstream.start(request, handler: exchange))
         } catch {
             respondError(writer, context, error)

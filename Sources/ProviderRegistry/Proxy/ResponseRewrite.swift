@@ -18,4 +18,19 @@ public enum ResponseRewrite {
         }
         return headers
     }
+
+    /// The body length a response head declares: its one `Content-Length` field (RFC 9110 §8.6),
+    /// digits only, at most 15 of them. Nil when there is none, when it is malformed, or when there
+    /// are several (even equal ones: whoever wants to use them must frame the body the careful way).
+    public static func declaredContentLength(_ headers: [(String, String)]) -> Int? {
+        var length: Int?
+        for (name, value) in headers where ASCII.equalsIgnoringCase(name, "content-length") {
+            guard length == nil, !value.isEmpty, value.utf8.count <= 15,
+                  value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                  let parsed = Int(value)
+            else { return nil }
+            length = parsed
+        }
+        return length
+    }
 }

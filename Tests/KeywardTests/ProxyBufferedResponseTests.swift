@@ -1,0 +1,93 @@
+import Foundation
+import HTTPServer
+import Keyward
+import Synchronization
+import XCTest
+
+/// Small answers of known length are collected whole and sent as one response; the rest stream.
+final class ProxyBufferedResponseTests: XCTestCase {
+    /// An upstream that sends the head with `Content-Length: declared`, then `pieces` of the body
+    /// `pauseSeconds` apart, then either finishes or, when the pieces fall short, cuts the connection.
+    private func pacedUpstream(declared: Int, pieces: [String], pauseSeconds: Double) -> HTTPServer {
+        HTTPServer(
+            configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 1),
+            bodyLimit: { _ in 1024 },
+            handler: { _, _, writer in
+                let stream = writer.startStream(
+                    status: 201, headers: [("Content-Type", "text/plain"), ("Content-Length", String(declared)), ("X-Upstream", "paced")])
+                DispatchQueue.global().async {
+                    for (index, piece) in pieces.enumerated() {
+                        if index > 0 { Thread.sleep(forTimeInterval: pauseSeconds) }
+                        stream.write(Array(piece.utf8))
+                    }
+                    if pieces.joined().utf8.count == declared { stream.finish() } else { stream.abort() }
+                }
+            })
+    }
+
+    private func deployment(upstreamPort: UInt16) throws -> TestDeployment {
+        try TestDeployment(extraProviders: { _ in
+            TestDeployment.loopbackProvider("paced", port: upstreamPort, allow: [("GET", "/answer")])
+        })
+    }
+
+    func testSmallAnswerWhoseBytesArriveApartReachesTheClientWhole() throws {
+        let upstream = pacedUpstream(declared: 10, pieces: ["hello", "world"], pauseSeconds: 0.3)
+        try upstream.start()
+        defer { upstream.stop() }
+        let env = try deployment(upstreamPort: upstream.port)
+        defer { env.shutdown() }
+        let (_, token) = try env.session()
+
+        let response = try env.client.call("GET", "/p/paced/answer", headers: [env.bearer(token)])
+        XCTAssertEqual(response.status, 201)
+        XCTAssertEqual(response.body, Array("helloworld".utf8))
+        XCTAssertEqual(response.header("content-length"), "10")
+        XCTAssertEqual(response.header("x-upstream"), "paced")
+        XCTAssertNil(response.header("transfer-encoding"))
+        XCTAssertNotNil(response.header("x-keyward-request-id"))
+        let line = try XCTUnwrap(env.logLines.last { $0.contains("\"provider\":\"paced\"") })
+        XCTAssertTrue(line.contains("\"status\":201"), line)
+        XCTAssertTrue(line.contains("\"bytes_out\":10"), line)
+    }
+
+    func testSmallAnswerCutShortBecomesAnUpstreamErrorNotAPartialBody() throws {
+        let upstream = pacedUpstream(declared: 100, pieces: ["only forty bytes of a hundred, then gone"], pauseSeconds: 0)
+        try upstream.start()
+        defer { upstream.stop() }
+        let env = try deployment(upstreamPort: upstream.port)
+        defer { env.shutdown() }
+        let (_, token) = try env.session()
+
+        let response = try env.client.call("GET", "/p/paced/answer", headers: [env.bearer(token)])
+        XCTAssertEqual(response.status, 502)
+        XCTAssertEqual(errorCode(response.body), "upstream_error")
+        XCTAssertNil(response.header("x-upstream"))
+        XCTAssertFalse(String(decoding: response.body, as: UTF8.self).contains("forty"))
+        let reason = try XCTUnwrap(env.lastReason(route: "proxy"))
+        XCTAssertTrue(reason.hasPrefix("upstream_"), reason)
+    }
+
+    func testAnswerOverTheBufferLimitStreamsItsFirstBytesBeforeTheLast() throws {
+        let first = String(repeating: "a", count: 20 * 1024)
+        let upstream = pacedUpstream(declared: first.utf8.count + 4, pieces: [first, "tail"], pauseSeconds: 0.5)
+        try upstream.start()
+        defer { upstream.stop() }
+        let env = try deployment(upstreamPort: upstream.port)
+        defer { env.shutdown() }
+        let (_, token) = try env.session()
+
+        let started = DispatchTime.now()
+        let firstChunkAt = Mutex<DispatchTime?>(nil)
+        let result = try env.client.stream("GET", "/p/paced/answer", headers: [env.bearer(token)]) { _ in
+            firstChunkAt.withLock { if $0 == nil { $0 = DispatchTime.now() } }
+        }
+        let ended = DispatchTime.now()
+        XCTAssertEqual(result.status, 201)
+        XCTAssertEqual(result.body, Array((first + "tail").utf8))
+        let firstAt = try XCTUnwrap(firstChunkAt.withLock { $0 })
+        // The first bytes came before the upstream's 0.5 s pause ended, not with the last ones.
+        XCTAssertLessThan(Double(firstAt.uptimeNanoseconds - started.uptimeNanoseconds) / 1e9, 0.4)
+        XCTAssertGreaterThan(Double(ended.uptimeNanoseconds - firstAt.uptimeNanoseconds) / 1e9, 0.3)
+    }
+}
