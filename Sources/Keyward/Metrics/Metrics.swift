@@ -19,8 +19,18 @@ public final class Metrics: Sendable {
     /// Upper bounds of the upstream latency buckets, in seconds (time to response headers).
     static let latencyBuckets: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
 
+    /// One `keyward_requests_total` series. It is counted once per request, so it is kept as plain
+    /// values (no label text built on the request path) and rendered on demand.
+    private struct RequestSeries: Hashable {
+        let route: String
+        let provider: String
+        let status: Int
+    }
+
     private struct State: ~Copyable {
         var counters: [String: [String: Int64]] = [:]
+        var requestCounts: [RequestSeries: Int64] = [:]
+        /// Histogram buckets and sums, keyed by provider name.
         var latencyCounts: [String: [Int64]] = [:]
         var latencySums: [String: Double] = [:]
     }
@@ -37,21 +47,41 @@ public final class Metrics: Sendable {
         state.withLock { state in state.counters[name, default: [:]][key, default: 0] += 1 }
     }
 
+    /// Adds one to `keyward_requests_total{route,provider,status}`, the counter every request moves.
+    /// - Parameters: `provider` is "-" on routes without one; `status` is the HTTP status sent.
+    public func countRequest(route: String, provider: String, status: Int) {
+        let series = RequestSeries(route: route, provider: provider, status: status)
+        state.withLock { $0.requestCounts[series, default: 0] += 1 }
+    }
+
     /// The current value of a counter (tests and the demo read it).
     public func value(_ name: String, _ labels: KeyValuePairs<String, String>) -> Int64 {
         let key = Metrics.labelText(labels)
-        return state.withLock { $0.counters[name]?[key] ?? 0 }
+        return state.withLock { Metrics.series(of: name, in: $0)[key] ?? 0 }
+    }
+
+    /// A counter family's series, label text → value: those of `increment` plus, for
+    /// `keyward_requests_total`, those of `countRequest`.
+    private static func series(of name: String, in state: borrowing State) -> [String: Int64] {
+        var series = state.counters[name] ?? [:]
+        if name == "keyward_requests_total" {
+            for (request, count) in state.requestCounts {
+                let labels = labelText(["route": request.route, "provider": request.provider, "status": String(request.status)])
+                series[labels, default: 0] += count
+            }
+        }
+        return series
     }
 
     /// Records the time an upstream took to send its response headers, in seconds.
     public func observeUpstreamLatency(provider: String, seconds: Double) {
-        let key = Metrics.labelText(["provider": provider])
+        let bucket = Metrics.latencyBuckets.firstIndex(where: { seconds <= $0 }) ?? Metrics.latencyBuckets.count
         state.withLock { state in
-            var counts = state.latencyCounts[key] ?? Array(repeating: 0, count: Metrics.latencyBuckets.count + 1)
-            let bucket = Metrics.latencyBuckets.firstIndex(where: { seconds <= $0 }) ?? Metrics.latencyBuckets.count
-            counts[bucket] += 1
-            state.latencyCounts[key] = counts
-            state.latencySums[key, default: 0] += seconds
+            if state.latencyCounts[provider] == nil {
+                state.latencyCounts[provider] = Array(repeating: 0, count: Metrics.latencyBuckets.count + 1)
+            }
+            state.latencyCounts[provider]?[bucket] += 1
+            state.latencySums[provider, default: 0] += seconds
         }
     }
 
@@ -68,14 +98,15 @@ public final class Metrics: Sendable {
         state.withLock { state in
             for family in Metrics.counterFamilies {
                 out += "# HELP \(family.name) \(family.help)\n# TYPE \(family.name) counter\n"
-                for (labels, value) in (state.counters[family.name] ?? [:]).sorted(by: { $0.key < $1.key }) {
+                for (labels, value) in Metrics.series(of: family.name, in: state).sorted(by: { $0.key < $1.key }) {
                     out += "\(family.name)\(labels) \(value)\n"
                 }
             }
             let histogram = "keyward_upstream_header_seconds"
             out += "# HELP \(histogram) Time from sending the upstream request to its response headers.\n"
             out += "# TYPE \(histogram) histogram\n"
-            for (labels, counts) in state.latencyCounts.sorted(by: { $0.key < $1.key }) {
+            for (provider, counts) in state.latencyCounts.sorted(by: { $0.key < $1.key }) {
+                let labels = Metrics.labelText(["provider": provider])
                 let inner = labels.dropFirst().dropLast()  // provider="x"
                 var cumulative: Int64 = 0
                 for (index, bound) in Metrics.latencyBuckets.enumerated() {
@@ -84,7 +115,7 @@ public final class Metrics: Sendable {
                 }
                 cumulative += counts[Metrics.latencyBuckets.count]
                 out += "\(histogram)_bucket{\(inner),le=\"+Inf\"} \(cumulative)\n"
-                out += "\(histogram)_sum\(labels) \(state.latencySums[labels] ?? 0)\n"
+                out += "\(histogram)_sum\(labels) \(state.latencySums[provider] ?? 0)\n"
                 out += "\(histogram)_count\(labels) \(cumulative)\n"
             }
         }

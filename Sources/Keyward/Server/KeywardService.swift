@@ -234,7 +234,7 @@ public final class KeywardService: Sendable {
         line.add("status", refusal.status)
         line.add("reason", refusal.reason)
         logger.emit(line)
-        metrics.increment("keyward_requests_total", ["route": "refused", "provider": "-", "status": String(refusal.status)])
+        metrics.countRequest(route: "refused", provider: "-", status: refusal.status)
     }
 
     /// The log phase: one JSON line and the request counter, for every outcome.
@@ -252,8 +252,6 @@ public final class KeywardService: Sendable {
         if fields.bytesOut > 0 { line.add("bytes_out", fields.bytesOut) }
         line.add("duration_ms", time.nowMillis() - context.startMillis)
         logger.emit(line)
-        metrics.increment(
-            "keyward_requests_total",
-            ["route": fields.route, "provider": fields.provider ?? "-", "status": String(fields.status)])
+        metrics.countRequest(route: fields.route, provider: fields.provider ?? "-", status: fields.status)
     }
 }
