@@ -12,28 +12,29 @@ import Upstream
 /// upstream transfer (`onClose` → `cancel`). Memory per stream is bounded by the server's stream
 /// buffer plus one upstream chunk, however long the response.
 ///
-/// A small answer of known length (`Content-Length` ≤ ``bufferedBodyLimit``, the usual JSON reply)
-/// is collected whole and sent as one fixed-length response, the way nginx's `proxy_buffering`
-/// does: it skips the stream's reader, buffer and wake-ups, about a tenth of a proxied request's
-/// CPU in `bench/proxy.sh`. Its bytes reach the client unchanged, only together; and an upstream
-/// that fails before the last byte gets the client a clean 502 instead of a cut body.
+/// A small answer of known length (`Content-Length` ≤ ``oneShotBodyLimit``: the usual JSON reply)
+/// holds its head until the first body bytes arrive, which is at once when they came in the same
+/// read. If those bytes are the whole body, head and body go out as one fixed-length response:
+/// no stream reader, buffer or extra wake-up, about a tenth of a proxied request's CPU in
+/// `bench/proxy.sh`. Otherwise the stream starts with them, as for any answer. Nothing waits
+/// for later bytes, and nothing beyond one upstream read is held.
 final class ProxyExchange: UpstreamResponseHandler, Sendable {
-    /// The largest `Content-Length` collected whole instead of streamed, in bytes.
-    static let bufferedBodyLimit = 16 * 1024
+    /// The largest `Content-Length` whose head waits for the first body bytes, in bytes (libcurl's
+    /// read size, so that one read can carry the whole body).
+    static let oneShotBodyLimit = 16 * 1024
 
-    /// A small response being collected: what to send once `body` reaches `expectedLength`.
-    private struct BufferedResponse {
+    /// A response head held until the first body bytes arrive.
+    private struct HeldHead {
         let status: Int
         let headers: [(String, String)]
-        let expectedLength: Int
-        var body: [UInt8]
+        let bodyLength: Int
     }
 
     private struct State {
         var transfer: UpstreamTransfer?
         var stream: ResponseStream?
-        var buffered: BufferedResponse?
-        /// The buffered response went to the client: the transfer's end changes nothing.
+        var heldHead: HeldHead?
+        /// The one-shot response went to the client: the transfer's end changes nothing.
         var answered = false
         /// A resume or cancel that arrived before `begin` handed over the transfer.
         var pendingResume = false
@@ -86,75 +87,68 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
             .map { ($0.name, $0.value) }
         // The provider's own X-Request-Id (if any) passes through untouched; ours has its own name.
         clientHeaders.append(("X-Keyward-Request-Id", context.id))
-        if let length = bufferableLength(status: status, headers: clientHeaders) {
-            let buffered = BufferedResponse(
-                status: status, headers: clientHeaders, expectedLength: length, body: [])
+        if let length = oneShotLength(status: status, headers: clientHeaders) {
+            let head = HeldHead(status: status, headers: clientHeaders, bodyLength: length)
             if length == 0 {
-                answer(buffered)
+                answer(head, body: [])
             } else {
-                state.withLock { state in
-                    state.buffered = buffered
-                    state.buffered?.body.reserveCapacity(length)
-                }
+                state.withLock { $0.heldHead = head }
             }
             return
         }
+        _ = startStream(status: status, headers: clientHeaders)
+    }
+
+    /// Sends the head and opens the client stream the body is written to.
+    private func startStream(status: Int, headers: [(String, String)]) -> ResponseStream {
         context.update { $0.status = status }
-        let stream = writer.startStream(status: status, headers: clientHeaders)
+        let stream = writer.startStream(status: status, headers: headers)
         stream.onWritable = { [weak self] in self?.clientDrained() }
         stream.onClose = { [weak self] in self?.clientLeft() }
         state.withLock { $0.stream = stream }
         service.metrics.streamOpened()
+        return stream
     }
 
     func upstreamBody(_ chunk: UnsafeRawBufferPointer) -> Bool {
-        enum Next { case stream(ResponseStream), answer(BufferedResponse), drop }
+        enum Next { case stream(ResponseStream), oneShot(HeldHead), open(HeldHead), drop }
         let next = state.withLock { state -> Next in
             state.bytesOut += Int64(chunk.count)
             if let stream = state.stream { return .stream(stream) }
-            guard var buffered = state.buffered else { return .drop }
-            state.buffered = nil
-            // libcurl stops at Content-Length on a kept-alive connection; more would be a framing bug,
-            // answered as a short body is (upstreamComplete) rather than sent.
-            guard buffered.body.count + chunk.count <= buffered.expectedLength else {
-                state.buffered = buffered
-                return .drop
-            }
-            buffered.body.append(contentsOf: chunk)
-            if buffered.body.count < buffered.expectedLength {
-                state.buffered = buffered
-                return .drop
-            }
-            return .answer(buffered)
+            guard let head = state.heldHead else { return .drop }
+            state.heldHead = nil
+            return chunk.count == head.bodyLength ? .oneShot(head) : .open(head)
         }
         switch next {
         case .stream(let stream): return stream.write(chunk)
-        case .answer(let buffered): answer(buffered)
+        case .oneShot(let head): answer(head, body: Array(chunk))
+        case .open(let head): return startStream(status: head.status, headers: head.headers).write(chunk)
         case .drop: break
         }
         return true
     }
 
-    /// The body length to collect whole, or nil to stream: a valid `Content-Length` within the
-    /// limit on a response that has a body (not HEAD, 1xx, 204 or 304; RFC 9110 §6.4.1).
-    private func bufferableLength(status: Int, headers: [(String, String)]) -> Int? {
+    /// The body length whose head may wait for the first body bytes, or nil to stream at once: a
+    /// valid `Content-Length` within the limit on a response that has a body (not HEAD, 1xx, 204
+    /// or 304; RFC 9110 §6.4.1).
+    private func oneShotLength(status: Int, headers: [(String, String)]) -> Int? {
         guard method != "HEAD", status >= 200, status != 204, status != 304 else { return nil }
-        guard let length = ResponseRewrite.declaredContentLength(headers), length <= ProxyExchange.bufferedBodyLimit
+        guard let length = ResponseRewrite.declaredContentLength(headers), length <= ProxyExchange.oneShotBodyLimit
         else { return nil }
         return length
     }
 
-    /// Sends a complete buffered response: logged first, like every answer, then handed to the client.
-    private func answer(_ buffered: BufferedResponse) {
+    /// Sends head and whole body as one response: logged first, like every answer, then handed over.
+    private func answer(_ head: HeldHead, body: [UInt8]) {
         state.withLock { $0.answered = true }
-        context.update { $0.bytesOut = Int64(buffered.body.count) }
-        if context.markFinished(status: buffered.status) { service.log(context) }
-        writer.respond(status: buffered.status, headers: buffered.headers, body: buffered.body)
+        context.update { $0.bytesOut = Int64(body.count) }
+        if context.markFinished(status: head.status) { service.log(context) }
+        writer.respond(status: head.status, headers: head.headers, body: body)
     }
 
     func upstreamComplete(_ error: UpstreamError?, afterHead: Bool) {
-        let (stream, bytesOut, clientGone, answered, wasBuffering) = state.withLock {
-            ($0.stream, $0.bytesOut, $0.clientGone, $0.answered, $0.buffered != nil)
+        let (stream, bytesOut, clientGone, answered, headWasHeld) = state.withLock {
+            ($0.stream, $0.bytesOut, $0.clientGone, $0.answered, $0.heldHead != nil)
         }
         if answered { return }
         let clientCancelled = clientGone && error == .cancelled
@@ -167,7 +161,7 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
             // libcurl refused what the client sent (a header it cannot frame): the client's fault.
             case .invalidRequest?: apiError = APIError(.badRequest, reason: "request_unforwardable")
             case let other?: apiError = APIError(.upstreamError, reason: other.reason)
-            case nil: apiError = APIError(.upstreamError, reason: wasBuffering ? "upstream_body_mismatch" : "upstream_no_response")
+            case nil: apiError = APIError(.upstreamError, reason: headWasHeld ? "upstream_body_missing" : "upstream_no_response")
             }
             if !clientCancelled && apiError.code != .badRequest {
                 service.metrics.increment("keyward_upstream_errors_total", ["provider": providerName, "reason": apiError.reason])

@@ -4,8 +4,9 @@ import Keyward
 import Synchronization
 import XCTest
 
-/// Small answers of known length are collected whole and sent as one response; the rest stream.
-final class ProxyBufferedResponseTests: XCTestCase {
+/// A small answer of known length read whole with its head goes out as one response; every other
+/// answer streams from its first bytes, and an upstream failing mid-body cuts the client's stream.
+final class ProxySmallAnswerTests: XCTestCase {
     /// An upstream that sends the head with `Content-Length: declared`, then `pieces` of the body
     /// `pauseSeconds` apart, then either finishes or, when the pieces fall short, cuts the connection.
     private func pacedUpstream(declared: Int, pieces: [String], pauseSeconds: Double) -> HTTPServer {
@@ -31,8 +32,8 @@ final class ProxyBufferedResponseTests: XCTestCase {
         })
     }
 
-    func testSmallAnswerWhoseBytesArriveApartReachesTheClientWhole() throws {
-        let upstream = pacedUpstream(declared: 10, pieces: ["hello", "world"], pauseSeconds: 0.3)
+    func testSmallAnswerReadInOnePieceArrivesWhole() throws {
+        let upstream = pacedUpstream(declared: 10, pieces: ["helloworld"], pauseSeconds: 0)
         try upstream.start()
         defer { upstream.stop() }
         let env = try deployment(upstreamPort: upstream.port)
@@ -51,8 +52,29 @@ final class ProxyBufferedResponseTests: XCTestCase {
         XCTAssertTrue(line.contains("\"bytes_out\":10"), line)
     }
 
-    func testSmallAnswerCutShortBecomesAnUpstreamErrorNotAPartialBody() throws {
-        let upstream = pacedUpstream(declared: 100, pieces: ["only forty bytes of a hundred, then gone"], pauseSeconds: 0)
+    func testSmallAnswerArrivingInPiecesStreamsFromTheFirstPiece() throws {
+        let upstream = pacedUpstream(declared: 10, pieces: ["hello", "world"], pauseSeconds: 0.5)
+        try upstream.start()
+        defer { upstream.stop() }
+        let env = try deployment(upstreamPort: upstream.port)
+        defer { env.shutdown() }
+        let (_, token) = try env.session()
+
+        let started = DispatchTime.now()
+        let firstChunk = Mutex<(at: DispatchTime, bytes: [UInt8])?>(nil)
+        let result = try env.client.stream("GET", "/p/paced/answer", headers: [env.bearer(token)]) { chunk in
+            firstChunk.withLock { if $0 == nil { $0 = (DispatchTime.now(), chunk) } }
+        }
+        XCTAssertEqual(result.status, 201)
+        XCTAssertEqual(result.body, Array("helloworld".utf8))
+        let first = try XCTUnwrap(firstChunk.withLock { $0 })
+        XCTAssertEqual(first.bytes, Array("hello".utf8))
+        // "hello" came before the upstream's 0.5 s pause ended: nothing waited for the rest.
+        XCTAssertLessThan(Double(first.at.uptimeNanoseconds - started.uptimeNanoseconds) / 1e9, 0.4)
+    }
+
+    func testSmallAnswerCutBeforeItsFirstBodyByteIsAnUpstreamError() throws {
+        let upstream = pacedUpstream(declared: 100, pieces: [], pauseSeconds: 0)
         try upstream.start()
         defer { upstream.stop() }
         let env = try deployment(upstreamPort: upstream.port)
@@ -63,12 +85,28 @@ final class ProxyBufferedResponseTests: XCTestCase {
         XCTAssertEqual(response.status, 502)
         XCTAssertEqual(errorCode(response.body), "upstream_error")
         XCTAssertNil(response.header("x-upstream"))
-        XCTAssertFalse(String(decoding: response.body, as: UTF8.self).contains("forty"))
         let reason = try XCTUnwrap(env.lastReason(route: "proxy"))
         XCTAssertTrue(reason.hasPrefix("upstream_"), reason)
+        XCTAssertEqual(env.deployment.service.metrics.value("keyward_requests_total", ["route": "proxy", "provider": "paced", "status": "502"]), 1)
     }
 
-    func testAnswerOverTheBufferLimitStreamsItsFirstBytesBeforeTheLast() throws {
+    func testSmallAnswerCutAfterItsFirstBytesIsCutForTheClientToo() throws {
+        // The empty second piece only makes the upstream wait 0.3 s, so the forty bytes go out before the cut.
+        let upstream = pacedUpstream(declared: 100, pieces: ["only forty bytes of a hundred, then gone", ""], pauseSeconds: 0.3)
+        try upstream.start()
+        defer { upstream.stop() }
+        let env = try deployment(upstreamPort: upstream.port)
+        defer { env.shutdown() }
+        let (_, token) = try env.session()
+
+        let received = Mutex<[UInt8]>([])
+        XCTAssertThrowsError(try env.client.stream("GET", "/p/paced/answer", headers: [env.bearer(token)]) { chunk in
+            received.withLock { $0 += chunk }
+        })
+        XCTAssertEqual(received.withLock { $0 }, Array("only forty bytes of a hundred, then gone".utf8))
+    }
+
+    func testAnswerOverTheOneShotLimitStreamsItsFirstBytesBeforeTheLast() throws {
         let first = String(repeating: "a", count: 20 * 1024)
         let upstream = pacedUpstream(declared: first.utf8.count + 4, pieces: [first, "tail"], pauseSeconds: 0.5)
         try upstream.start()
