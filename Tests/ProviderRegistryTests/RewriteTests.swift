@@ -172,6 +172,18 @@ final class ResponseRewriteTests: XCTestCase {
         let client = ResponseRewrite.clientHeaders([("X-Seen-Auth", "Basic cmtfdGVzdF9hYmM6"), ("Request-Id", "req_1")], credential: credential)
         XCTAssertEqual(client.map(\.name), ["Request-Id"])
     }
+
+    func testDeclaredContentLengthIsTheOneWellFormedField() {
+        XCTAssertEqual(ResponseRewrite.declaredContentLength([("Content-Type", "a/b"), ("content-LENGTH", "10")]), 10)
+        XCTAssertEqual(ResponseRewrite.declaredContentLength([("Content-Length", "0")]), 0)
+        XCTAssertEqual(ResponseRewrite.declaredContentLength([("Content-Length", "999999999999999")]), 999_999_999_999_999)
+        XCTAssertNil(ResponseRewrite.declaredContentLength([("Content-Type", "a/b")]))
+        for malformed in ["", "+5", "-1", "1 0", " 10", "0x10", "١٠", "1000000000000000", "10,10"] {
+            XCTAssertNil(ResponseRewrite.declaredContentLength([("Content-Length", malformed)]), malformed)
+        }
+        // Two fields, even equal ones, leave the length to the careful (streaming) path.
+        XCTAssertNil(ResponseRewrite.declaredContentLength([("Content-Length", "10"), ("Content-Length", "10")]))
+    }
 }
 
 final class AssertionClientDataTests: XCTestCase {
