@@ -26,19 +26,22 @@ final class ProxySmallAnswerTests: XCTestCase {
             })
     }
 
-    private func deployment(upstreamPort: UInt16) throws -> TestDeployment {
-        try TestDeployment(extraProviders: { _ in
-            TestDeployment.loopbackProvider("paced", port: upstreamPort, allow: [("GET", "/answer")])
+    /// Starts the paced upstream and a deployment in front of it as provider `paced` (both stopped
+    /// when the test ends); returns the deployment and a session token.
+    private func deploy(declared: Int, pieces: [String], pauseSeconds: Double) throws -> (TestDeployment, String) {
+        let upstream = pacedUpstream(declared: declared, pieces: pieces, pauseSeconds: pauseSeconds)
+        try upstream.start()
+        addTeardownBlock { upstream.stop() }
+        let env = try TestDeployment(extraProviders: { _ in
+            TestDeployment.loopbackProvider("paced", port: upstream.port, allow: [("GET", "/answer")])
         })
+        addTeardownBlock { env.shutdown() }
+        let (_, token) = try env.session()
+        return (env, token)
     }
 
     func testSmallAnswerReadInOnePieceArrivesWhole() throws {
-        let upstream = pacedUpstream(declared: 10, pieces: ["helloworld"], pauseSeconds: 0)
-        try upstream.start()
-        defer { upstream.stop() }
-        let env = try deployment(upstreamPort: upstream.port)
-        defer { env.shutdown() }
-        let (_, token) = try env.session()
+        let (env, token) = try deploy(declared: 10, pieces: ["helloworld"], pauseSeconds: 0)
 
         let response = try env.client.call("GET", "/p/paced/answer", headers: [env.bearer(token)])
         XCTAssertEqual(response.status, 201)
@@ -53,12 +56,7 @@ final class ProxySmallAnswerTests: XCTestCase {
     }
 
     func testSmallAnswerArrivingInPiecesStreamsFromTheFirstPiece() throws {
-        let upstream = pacedUpstream(declared: 10, pieces: ["hello", "world"], pauseSeconds: 0.5)
-        try upstream.start()
-        defer { upstream.stop() }
-        let env = try deployment(upstreamPort: upstream.port)
-        defer { env.shutdown() }
-        let (_, token) = try env.session()
+        let (env, token) = try deploy(declared: 10, pieces: ["hello", "world"], pauseSeconds: 0.5)
 
         let started = DispatchTime.now()
         let firstChunk = Mutex<(at: DispatchTime, bytes: [UInt8])?>(nil)
@@ -74,12 +72,7 @@ final class ProxySmallAnswerTests: XCTestCase {
     }
 
     func testSmallAnswerCutBeforeItsFirstBodyByteIsAnUpstreamError() throws {
-        let upstream = pacedUpstream(declared: 100, pieces: [], pauseSeconds: 0)
-        try upstream.start()
-        defer { upstream.stop() }
-        let env = try deployment(upstreamPort: upstream.port)
-        defer { env.shutdown() }
-        let (_, token) = try env.session()
+        let (env, token) = try deploy(declared: 100, pieces: [], pauseSeconds: 0)
 
         let response = try env.client.call("GET", "/p/paced/answer", headers: [env.bearer(token)])
         XCTAssertEqual(response.status, 502)
@@ -92,12 +85,7 @@ final class ProxySmallAnswerTests: XCTestCase {
 
     func testSmallAnswerCutAfterItsFirstBytesIsCutForTheClientToo() throws {
         // The empty second piece only makes the upstream wait 0.3 s, so the forty bytes go out before the cut.
-        let upstream = pacedUpstream(declared: 100, pieces: ["only forty bytes of a hundred, then gone", ""], pauseSeconds: 0.3)
-        try upstream.start()
-        defer { upstream.stop() }
-        let env = try deployment(upstreamPort: upstream.port)
-        defer { env.shutdown() }
-        let (_, token) = try env.session()
+        let (env, token) = try deploy(declared: 100, pieces: ["only forty bytes of a hundred, then gone", ""], pauseSeconds: 0.3)
 
         let received = Mutex<[UInt8]>([])
         XCTAssertThrowsError(try env.client.stream("GET", "/p/paced/answer", headers: [env.bearer(token)]) { chunk in
@@ -108,12 +96,7 @@ final class ProxySmallAnswerTests: XCTestCase {
 
     func testAnswerOverTheOneShotLimitStreamsItsFirstBytesBeforeTheLast() throws {
         let first = String(repeating: "a", count: 20 * 1024)
-        let upstream = pacedUpstream(declared: first.utf8.count + 4, pieces: [first, "tail"], pauseSeconds: 0.5)
-        try upstream.start()
-        defer { upstream.stop() }
-        let env = try deployment(upstreamPort: upstream.port)
-        defer { env.shutdown() }
-        let (_, token) = try env.session()
+        let (env, token) = try deploy(declared: first.utf8.count + 4, pieces: [first, "tail"], pauseSeconds: 0.5)
 
         let started = DispatchTime.now()
         let firstChunkAt = Mutex<DispatchTime?>(nil)
