@@ -32,11 +32,12 @@ enum ServeCommand {
             let providersPath = configuration.providersPath
             let providers = ProviderTable(try ServiceAssembly.providers(path: providersPath, secrets: secrets))
             let store = try ServiceAssembly.store(configuration)
-            // One libcurl thread per core. Each proxied request's answer is built on a libcurl thread,
-            // so a single one saturated first: on two cores `bench/proxy.sh` load kept it ~90% busy
-            // with a fifth of the machine idle; two threads served ~8% more requests per second at
-            // the same CPU per request (alternating runs).
-            let upstream = UpstreamClient(configuration: .init(threads: HTTPServerConfiguration.onlineCores()))
+            // One libcurl thread per core, at most four. Each proxied request's answer is built on a
+            // libcurl thread, so a single one saturated first: on two cores `bench/proxy.sh` load kept
+            // it ~90% busy with a fifth of the machine idle; two threads served ~8% more requests per
+            // second at the same CPU per request (alternating runs). Each thread has its own pool of up
+            // to 64 connections per provider, hence the cap: a big machine should not open hundreds.
+            let upstream = UpstreamClient(configuration: .init(threads: min(4, HTTPServerConfiguration.onlineCores())))
             let android = try AndroidAssembly.handshake(configuration, secrets: secrets, upstream: upstream)
             let service = try KeywardService(
                 settings: ServiceAssembly.settings(from: configuration), store: store, sessionKeys: keys, providers: providers,
