@@ -29,6 +29,8 @@ struct ResponseHeadParser {
 
         guard let current = status else {
             status = try Self.parseStatusLine(line)
+            // A typical head has 5–15 fields: one allocation instead of regrowing from one.
+            if headers.capacity == 0 { headers.reserveCapacity(16) }
             return .none
         }
         if line.isEmpty {
@@ -60,9 +62,9 @@ struct ResponseHeadParser {
 
     /// Parses `HTTP/x.y NNN[ reason]` (RFC 9112 §4) into its status code.
     private static func parseStatusLine(_ line: Slice<UnsafeRawBufferPointer>) throws(UpstreamError) -> Int {
-        let bytes = Array(line)
+        let bytes = UnsafeRawBufferPointer(rebasing: line)
         // "HTTP/1.1 200" is the shortest form; HTTP/2 status lines from libcurl read "HTTP/2 200".
-        guard bytes.starts(with: Array("HTTP/".utf8)), let space = bytes.firstIndex(of: UInt8(ascii: " ")),
+        guard bytes.starts(with: "HTTP/".utf8), let space = bytes.firstIndex(of: UInt8(ascii: " ")),
               space + 4 <= bytes.count
         else { throw .protocolError("malformed status line") }
         let digits = bytes[(space + 1)..<(space + 4)]

@@ -45,9 +45,15 @@ extension KeywardService {
     /// - Throws: `session_invalid`; `unavailable` when the store cannot answer.
     func authenticate(_ head: HTTPRequestHead, context: RequestContext) throws(APIError) -> SessionClaims {
         // Exactly one Authorization field: with two, which one a later hop reads is anyone's guess.
-        guard head.headers(named: "authorization").count == 1,
-              let authorization = head.header("authorization"), authorization.utf8.count > 7,
-              authorization.utf8.prefix(7).map({ $0 | 0x20 }) == Array("bearer ".utf8)
+        // (Letters only: OR-ing 0x20 lowercases A–Z and maps nothing else onto a–z.)
+        var authorization: String?
+        for field in head.headers where field.name.utf8.elementsEqual("authorization".utf8, by: { $0 | 0x20 == $1 }) {
+            guard authorization == nil else { throw APIError(.sessionInvalid, reason: "session_missing") }
+            authorization = field.value
+        }
+        guard let authorization, authorization.utf8.count > 7,
+              authorization.utf8.prefix(6).elementsEqual("bearer".utf8, by: { $0 | 0x20 == $1 }),
+              authorization.utf8.dropFirst(6).first == UInt8(ascii: " ")
         else { throw APIError(.sessionInvalid, reason: "session_missing") }
         let token = String(authorization.dropFirst(7))
         let claims: SessionClaims
