@@ -1,3 +1,4 @@
+import CShims
 import Foundation
 import HTTPServer
 
@@ -94,23 +95,23 @@ public final class KeywardServer: Sendable {
     }
 
     /// Blocks until SIGTERM or SIGINT, reloading on SIGHUP meanwhile; then drains the listeners.
+    /// The signals are caught into a pipe read here (`kw_signal_pipe`), so one that arrives while
+    /// this starts is never lost. Call once per process.
     public func runUntilTerminated() {
-        for signalNumber in [SIGHUP, SIGTERM, SIGINT] { signal(signalNumber, SIG_IGN) }
-        let queue = DispatchQueue(label: "keyward.signals")
-        let done = DispatchSemaphore(value: 0)
-        let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: queue)
-        hangup.setEventHandler { [self] in _ = reload() }
-        hangup.resume()
-        var terminations: [DispatchSourceSignal] = []
-        for signalNumber in [SIGTERM, SIGINT] {
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
-            source.setEventHandler { done.signal() }
-            source.resume()
-            terminations.append(source)
+        let signalPipe = [SIGHUP, SIGTERM, SIGINT].withUnsafeBufferPointer { kw_signal_pipe($0.baseAddress, Int32($0.count)) }
+        precondition(signalPipe >= 0, "cannot install the signal handlers")
+        while true {
+            var received: UInt8 = 0
+            let count = read(signalPipe, &received, 1)
+            if count < 0 && errno == EINTR { continue }
+            guard count == 1 else { break }  // cannot happen: the write end stays open
+            if Int32(received) == SIGHUP {
+                _ = reload()
+            } else {
+                break
+            }
         }
-        done.wait()
         service.logger.info("stopping", "signal received: draining for up to 10 s")
         drain(gracePeriodMilliseconds: 10_000)
-        withExtendedLifetime((hangup, terminations)) {}
     }
 }
