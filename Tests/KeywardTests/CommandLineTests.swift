@@ -25,6 +25,49 @@ final class CommandLineTests: XCTestCase {
         }
     }
 
+    /// Into a pipe (a supervisor, `tee`), the session and the curl line must arrive while the
+    /// server runs, not when it exits.
+    func testDemoKeepRunningPrintsItsSessionIntoAPipeBeforeItStops() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: KeywardBinary.path)
+        process.arguments = ["demo", "--keep-running"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }
+        // Read on another thread: with the output held back, a read here would block until the exit.
+        let received = LockedData()
+        let printed = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            var all = Data()
+            while true {
+                let chunk = out.fileHandleForReading.availableData
+                if chunk.isEmpty { return }
+                all.append(chunk)
+                received.set(all)
+                if String(decoding: all, as: UTF8.self).contains("curl -N") {
+                    printed.signal()
+                    return
+                }
+            }
+        }
+        _ = printed.wait(timeout: .now() + 60)
+        let text = String(decoding: received.data, as: UTF8.self)
+        XCTAssertTrue(process.isRunning, "the demo stopped instead of staying up: \(text)")
+        XCTAssertTrue(text.contains("All 7 steps passed"), text)
+        XCTAssertTrue(text.contains("TOKEN=ey"), text)
+        XCTAssertTrue(text.contains("curl -N"), text)
+        // SIGTERM the moment it has printed: the signal must not fall between handlers being set up.
+        process.terminate()
+        let stopBy = Date().addingTimeInterval(15)
+        while process.isRunning, Date() < stopBy { Thread.sleep(forTimeInterval: 0.05) }
+        XCTAssertFalse(process.isRunning, "SIGTERM did not stop demo --keep-running")
+    }
+
     func testUnknownSubcommandAndFlagAreUsageErrors() throws {
         XCTAssertEqual(try KeywardBinary.run(["frobnicate"]).status, 2)
         XCTAssertEqual(try KeywardBinary.run(["check-config", "--no-such-flag"]).status, 2)
@@ -191,6 +234,9 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(lines.contains("providers_reload_refused"), lines)
         XCTAssertTrue(lines.contains("providers.toml:"), "the refusal names file and line")
         XCTAssertTrue(lines.contains("providers_reloaded"))
+        // SIGTERM: announced, drained, and the end said too.
+        XCTAssertTrue(lines.contains("\"event\":\"stopping\""), lines)
+        XCTAssertTrue(lines.contains("\"event\":\"stopped\""), lines)
         XCTAssertFalse(lines.contains(token), "the session token reached the log")
         XCTAssertFalse(lines.contains("up-key"), "the provider key reached the log")
     }

@@ -4,3 +4,5 @@
 #include "curl_shims.h"
 #include "microhttpd_shims.h"
 #include "allocator_shims.h"
+#include "stdio_shims.h"
+#include "signal_shims.h"

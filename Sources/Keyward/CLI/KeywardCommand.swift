@@ -1,3 +1,4 @@
+import CShims
 import Foundation
 
 /// The `keyward` command line: one entry per subcommand.
@@ -28,6 +29,9 @@ public enum KeywardCommand {
     /// Runs the command line `arguments` (without the program name) and returns the exit code:
     /// 0, 1 or 2 as above (no subcommand is a usage error, 2; `--help` alone is 0).
     public static func run(_ arguments: [String]) -> Int32 {
+        // Line by line, even into a pipe or a file: `demo --keep-running` prints its session and
+        // then serves until stopped, and a supervisor or `tee` must see that before the exit.
+        kw_line_buffer_stdout()
         if arguments.first == "--version" || arguments.first == "version" {
             print("keyward \(version)")
             return 0

@@ -55,6 +55,7 @@ enum ServeCommand {
                     + "Android \(configuration.android == nil ? "off" : "on")")
             server.runUntilTerminated()
             upstream.shutdown()
+            logger.info("stopped", "listeners closed, upstream transfers ended")
             return 0
         } catch {
             CLIOutput.error("keyward serve: \(error)")
