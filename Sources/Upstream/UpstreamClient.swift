@@ -4,8 +4,9 @@ import Synchronization
 /// multi handle driven by the client's own thread (see `MultiLoop`) — or several, one thread each,
 /// when `Configuration.threads` asks for more.
 ///
-/// Each request gets a fresh easy handle; connections are reused through the multi handle's
-/// connection cache, at most `maxConnectionsPerHost` per host (more requests wait for a free one).
+/// Each request gets an easy handle reset to libcurl's defaults (`EasyHandlePool`); connections are
+/// reused through the multi handle's connection cache (`connectionCacheSize` idle ones kept), at most
+/// `maxConnectionsPerHost` per host in use (more requests wait for a free one).
 /// HTTP/1.1 only: fields reach the upstream in the order and case given, and the per-host limit
 /// counts real connections, as nginx's `proxy_pass` does.
 /// Create one client per process and keep it; `shutdown()` (or releasing it) cancels what is running.
