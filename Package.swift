@@ -22,18 +22,21 @@ let package = Package(
             cxxSettings: [.define("TOML_HEADER_ONLY", to: "1"), .define("TOML_EXCEPTIONS", to: "1")]
         ),
 
+        // The pthread lock shared by the modules checked under ThreadSanitizer.
+        .target(name: "KeywardSupport"),
+
         // Core modules: no server code, no clock, store or network they are not handed.
-        .target(name: "KeywardCrypto", dependencies: ["COpenSSL", "CShims"]),
+        .target(name: "KeywardCrypto", dependencies: ["COpenSSL", "CShims", "KeywardSupport"]),
         .target(name: "CBOR"),
         .target(name: "AppAttest", dependencies: ["KeywardCrypto", "CBOR"]),
         .target(name: "PlayIntegrity", dependencies: ["KeywardCrypto"]),
-        .target(name: "Sessions", dependencies: ["KeywardCrypto"]),
+        .target(name: "Sessions", dependencies: ["KeywardCrypto", "KeywardSupport"]),
         .target(name: "ProviderRegistry", dependencies: ["CTOML"]),
 
         // I/O modules.
         .target(name: "Store", dependencies: ["CSQLite", "CPostgres"], resources: []),
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CShims"]),
-        .target(name: "Upstream", dependencies: ["CCurl", "CShims"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CShims", "KeywardSupport"]),
+        .target(name: "Upstream", dependencies: ["CCurl", "CShims", "KeywardSupport"]),
 
         // The application and its executables.
         .target(
@@ -55,7 +58,7 @@ let package = Package(
         .testTarget(name: "ProviderRegistryTests", dependencies: ["ProviderRegistry"]),
         .testTarget(name: "StoreTests", dependencies: ["Store"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
-        .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer"]),
+        .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer", "KeywardSupport"]),
         .testTarget(name: "KeywardTests", dependencies: ["Keyward", "DeviceSimulator"]),
     ],
     cxxLanguageStandard: .cxx17

@@ -34,7 +34,7 @@ printf 'module CShims {\n    umbrella header "%s/Sources/CShims/include/CShims.h
     > "$MAPS/CShims/module.modulemap"
 printf 'module CTOML {\n    umbrella header "%s/Sources/CTOML/include/CTOML.h"\n    export *\n}\n' "$ROOT" \
     > "$MAPS/CTOML/module.modulemap"
-# -package-name as SwiftPM passes it: KeywardCrypto shares `package` declarations (Locked).
+# -package-name as SwiftPM passes it: KeywardSupport shares `package` declarations (Locked).
 CMODS=(-package-name Keyward -I "$MAPS/CShims" -I "$MAPS/CTOML" -I Sources/COpenSSL)
 # CTOML (C++ over toml++, defines as in Package.swift) and the OpenSSL shims: plain objects, not
 # instrumented — the fuzzers aim at the Swift code. CShims' curl/microhttpd shims are not needed.
@@ -45,9 +45,12 @@ clang -O1 -fPIC -I Sources/CShims/include -c Sources/CShims/openssl_shims.c -o "
 swiftc "${FLAGS[@]}" "${CMODS[@]}" -module-name ProviderRegistry -emit-library -static -emit-module \
     -emit-module-path "$OUT/ProviderRegistry.swiftmodule" -o "$OUT/libProviderRegistry.a" \
     $(find Sources/ProviderRegistry -name '*.swift')
-# KeywardCrypto (OpenSSL), then Sessions and PlayIntegrity over it. PlayIntegrity is built with
-# -enable-testing so its fuzzer can reach the JWE and JWS stages separately (@testable import).
-swiftc "${FLAGS[@]}" "${CMODS[@]}" -module-name KeywardCrypto -emit-library -static -emit-module \
+# KeywardSupport (the lock), KeywardCrypto (OpenSSL), then Sessions and PlayIntegrity over it.
+# PlayIntegrity is built with -enable-testing so its fuzzer can reach the JWE and JWS stages
+# separately (@testable import).
+swiftc "${FLAGS[@]}" "${CMODS[@]}" -module-name KeywardSupport -emit-library -static -emit-module \
+    -emit-module-path "$OUT/KeywardSupport.swiftmodule" -o "$OUT/libKeywardSupport.a" Sources/KeywardSupport/*.swift
+swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" -module-name KeywardCrypto -emit-library -static -emit-module \
     -emit-module-path "$OUT/KeywardCrypto.swiftmodule" -o "$OUT/libKeywardCrypto.a" \
     $(find Sources/KeywardCrypto -name '*.swift')
 swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" -module-name Sessions -emit-library -static -emit-module \
@@ -58,9 +61,9 @@ swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" -enable-testing -module-name PlayIn
 swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" fuzz/FuzzProxyPath.swift "$OUT/libProviderRegistry.a" "$OUT/ctoml.o" \
     -lstdc++ -o "$OUT/fuzz-proxypath"
 swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" fuzz/FuzzSessionToken.swift "$OUT/libSessions.a" \
-    "$OUT/libKeywardCrypto.a" "$OUT/openssl_shims.o" -lssl -lcrypto -o "$OUT/fuzz-session"
+    "$OUT/libKeywardCrypto.a" "$OUT/libKeywardSupport.a" "$OUT/openssl_shims.o" -lssl -lcrypto -o "$OUT/fuzz-session"
 swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" fuzz/FuzzIntegrityToken.swift "$OUT/libPlayIntegrity.a" \
-    "$OUT/libKeywardCrypto.a" "$OUT/openssl_shims.o" -lssl -lcrypto -o "$OUT/fuzz-integrity"
+    "$OUT/libKeywardCrypto.a" "$OUT/libKeywardSupport.a" "$OUT/openssl_shims.o" -lssl -lcrypto -o "$OUT/fuzz-integrity"
 
 # Seed corpus: the real vectors (decoded from base64), read where they lie.
 SEEDS="$OUT/seeds"

@@ -1,6 +1,7 @@
 import CMicroHTTPD
 import CShims
 import Dispatch
+import KeywardSupport
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import CShims
+import KeywardSupport
 
 /// The streamed-response half of ``RequestContext``: the producer's calls
 /// (any thread) and libmicrohttpd's content-reader callback (worker thread).

@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import CShims
+import KeywardSupport
 #if canImport(Glibc)
 import Glibc
 #endif

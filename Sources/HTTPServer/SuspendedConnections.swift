@@ -1,3 +1,4 @@
+import KeywardSupport
 
 /// The requests whose connections are suspended right now.
 ///

@@ -1,4 +1,5 @@
 import KeywardCrypto
+import KeywardSupport
 
 /// A bounded map from SHA-256(token) to the claims of a token whose signature and static claims
 /// (issuer, TTL, kid) already verified, so a device pays for ECDSA once per token rather than

@@ -1,4 +1,5 @@
 import Dispatch
+import KeywardSupport
 
 extension UpstreamClient {
     /// Sends `request` and waits for the whole response: for small JSON exchanges (Google's token and

@@ -1,4 +1,5 @@
 import CCurl
+import KeywardSupport
 
 /// Finished easy handles kept for the next request, reset to defaults (`curl_easy_reset`).
 ///

@@ -1,6 +1,7 @@
 import CCurl
 import CShims
 import Foundation
+import KeywardSupport
 import Synchronization
 
 /// The thread that owns libcurl's multi handle and every transfer on it.

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import XCTest
 @testable import Upstream
+import KeywardSupport
 
 /// A handler that says "full" stops the upstream being read: bytes in flight stay bounded, and
 /// after each resume every byte still arrives, in order.

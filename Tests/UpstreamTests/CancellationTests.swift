@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import XCTest
 @testable import Upstream
+import KeywardSupport
 
 /// `cancel()` from any thread ends the transfer at once and closes the upstream connection.
 final class CancellationTests: XCTestCase {

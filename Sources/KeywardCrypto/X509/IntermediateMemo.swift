@@ -1,3 +1,5 @@
+import KeywardSupport
+
 /// A bounded set of intermediate lists (each the exact DER of every intermediate, in order) that
 /// have been verified up to the pinned root, so a repeat verification only checks the leaf.
 ///

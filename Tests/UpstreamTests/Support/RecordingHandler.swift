@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 @testable import Upstream
+import KeywardSupport
 
 /// Records what a transfer delivers, with arrival times, for assertions from the test thread.
 /// `bodyDecision` (set before `start`) decides each `upstreamBody` return value; the default keeps going.

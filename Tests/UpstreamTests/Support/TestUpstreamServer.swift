@@ -1,6 +1,7 @@
 import Foundation
+import KeywardSupport  // Locked: a pthread mutex ThreadSanitizer can see
 import Synchronization
-@testable import Upstream  // Locked: a pthread mutex ThreadSanitizer can see
+@testable import Upstream
 #if canImport(Glibc)
 import Glibc
 #endif
