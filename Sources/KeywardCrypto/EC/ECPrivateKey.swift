@@ -40,15 +40,7 @@ public final class ECPrivateKey: Sendable {
     /// `EC PRIVATE KEY` as `openssl ecparam -genkey` writes it. Encrypted keys are refused (no prompt).
     /// - Throws: ``CryptoError/invalidKey(_:)`` if malformed, encrypted, not EC, or on another curve.
     public convenience init(pkcs8PEM: String) throws(CryptoError) {
-        let pkey = try withReadOnlyBIO(Array(pkcs8PEM.utf8)) { bio in
-            // A password callback that supplies none: never prompt on a terminal.
-            PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in 0 }, nil)
-        }
-        guard let pkey else {
-            clearOpenSSLErrors()
-            throw .invalidKey("malformed or encrypted private key PEM")
-        }
-        try self.init(key: EVPKey(owning: pkey))
+        try self.init(key: EVPKey.readPrivateKey(pem: pkcs8PEM))
     }
 
     /// The key as unencrypted PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`). Secret: never log it.

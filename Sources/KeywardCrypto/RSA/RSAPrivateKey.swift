@@ -16,14 +16,7 @@ public final class RSAPrivateKey: Sendable {
     /// Loads an unencrypted PEM private key (PKCS#8 `PRIVATE KEY`, or PKCS#1 `RSA PRIVATE KEY`).
     /// - Throws: ``CryptoError/invalidKey(_:)`` if malformed, encrypted, not RSA, or under 2048 bits.
     public convenience init(pkcs8PEM: String) throws(CryptoError) {
-        let pkey = try withReadOnlyBIO(Array(pkcs8PEM.utf8)) { bio in
-            PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in 0 }, nil)
-        }
-        guard let pkey else {
-            clearOpenSSLErrors()
-            throw .invalidKey("malformed or encrypted private key PEM")
-        }
-        try self.init(key: EVPKey(owning: pkey))
+        try self.init(key: EVPKey.readPrivateKey(pem: pkcs8PEM))
     }
 
     /// Generates a key of `bits` bits (≥ 2048) with public exponent 65537. Slow (≈ 0.1–1 s).

@@ -39,5 +39,21 @@ final class EVPKey: @unchecked Sendable {
         return EVPKey(owning: pkey)
     }
 
+    /// Reads an unencrypted PEM private key of any type OpenSSL knows (PKCS#8 `PRIVATE KEY`, RFC 7468
+    /// §10, or a traditional `EC PRIVATE KEY` / `RSA PRIVATE KEY`); the caller checks the type.
+    /// Encrypted keys are refused, never prompted for.
+    /// - Throws: ``CryptoError/invalidKey(_:)`` "malformed or encrypted private key PEM".
+    static func readPrivateKey(pem: String) throws(CryptoError) -> EVPKey {
+        let pkey = try withReadOnlyBIO(Array(pem.utf8)) { bio in
+            // A password callback that supplies none: never prompt on a terminal.
+            PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in 0 }, nil)
+        }
+        guard let pkey else {
+            clearOpenSSLErrors()
+            throw .invalidKey("malformed or encrypted private key PEM")
+        }
+        return EVPKey(owning: pkey)
+    }
+
     deinit { EVP_PKEY_free(pointer) }
 }
