@@ -84,6 +84,17 @@ public struct HTTPRequestHead: Sendable {
         return nil
     }
 
+    /// The value of the one header field named `name` (ASCII case-insensitive); nil when there is
+    /// none or more than one (for fields that must not repeat, such as `Authorization`).
+    public func onlyHeader(_ name: String) -> String? {
+        var found: String?
+        for field in headers where ASCII.caseInsensitiveEquals(field.name, name) {
+            if found != nil { return nil }
+            found = field.value
+        }
+        return found
+    }
+
     /// Every header field named `name` (ASCII case-insensitive), in order.
     public func headers(named name: String) -> [String] {
         headers.lazy.filter { ASCII.caseInsensitiveEquals($0.name, name) }.map(\.value)

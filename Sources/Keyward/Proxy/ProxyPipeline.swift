@@ -45,13 +45,8 @@ extension KeywardService {
     /// - Throws: `session_invalid`; `unavailable` when the store cannot answer.
     func authenticate(_ head: HTTPRequestHead, context: RequestContext) throws(APIError) -> SessionClaims {
         // Exactly one Authorization field: with two, which one a later hop reads is anyone's guess.
-        // (Letters only: OR-ing 0x20 lowercases A–Z and maps nothing else onto a–z.)
-        var authorization: String?
-        for field in head.headers where field.name.utf8.elementsEqual("authorization".utf8, by: { $0 | 0x20 == $1 }) {
-            guard authorization == nil else { throw APIError(.sessionInvalid, reason: "session_missing") }
-            authorization = field.value
-        }
-        guard let authorization, authorization.utf8.count > 7,
+        // (The scheme is letters only: OR-ing 0x20 lowercases A–Z and maps nothing else onto a–z.)
+        guard let authorization = head.onlyHeader("authorization"), authorization.utf8.count > 7,
               authorization.utf8.prefix(6).elementsEqual("bearer".utf8, by: { $0 | 0x20 == $1 }),
               authorization.utf8.dropFirst(6).first == UInt8(ascii: " ")
         else { throw APIError(.sessionInvalid, reason: "session_missing") }
