@@ -2,13 +2,16 @@
 #include <netinet/in.h>
 
 struct MHD_Daemon *keyward_mhd_start(const struct keyward_mhd_settings *s) {
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL
-                       | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO;
+    unsigned int flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO;
+    if (!s->external_loop)
+        flags |= MHD_USE_INTERNAL_POLLING_THREAD;
     if (s->address != NULL && s->address->sa_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     struct MHD_OptionItem options[] = {
         { MHD_OPTION_SOCK_ADDR, 0, (void *) s->address },
-        { MHD_OPTION_THREAD_POOL_SIZE, (intptr_t) s->thread_pool_size, NULL },
+        // An external-loop daemon has no threads; it shares its port with its siblings instead.
+        s->external_loop ? (struct MHD_OptionItem) { MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL }
+                         : (struct MHD_OptionItem) { MHD_OPTION_THREAD_POOL_SIZE, (intptr_t) s->thread_pool_size, NULL },
         { MHD_OPTION_CONNECTION_LIMIT, (intptr_t) s->connection_limit, NULL },
         { MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t) s->per_ip_connection_limit, NULL },
         { MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t) s->connection_timeout_seconds, NULL },
@@ -23,6 +26,11 @@ struct MHD_Daemon *keyward_mhd_start(const struct keyward_mhd_settings *s) {
                             s->access_handler, s->access_handler_cls,
                             MHD_OPTION_ARRAY, options,
                             MHD_OPTION_END);
+}
+
+int keyward_mhd_epoll_fd(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_EPOLL_FD);
+    return info == NULL ? -1 : info->epoll_fd;
 }
 
 uint16_t keyward_mhd_bound_port(struct MHD_Daemon *daemon) {

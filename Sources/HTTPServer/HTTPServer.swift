@@ -9,7 +9,8 @@ import Glibc
 /// Keyward's listening side: HTTP/1.1 over GNU libmicrohttpd 0.9.75.
 ///
 /// libmicrohttpd runs a pool of `threads` workers, each an epoll loop
-/// (CLIBS.md). For each request the server checks the head (framing rules of
+/// (CLIBS.md), or, given an ``ExternalLoop``, no thread at all: the caller's
+/// loop runs it (see `HTTPServer+ExternalLoop.swift`). For each request the server checks the head (framing rules of
 /// RFC 9112 that libmicrohttpd leaves open, head size), asks `bodyLimit` how
 /// many body bytes it may read, reads the whole body, then calls `handler` on
 /// the worker thread with the head, the body and a ``ResponseWriter``.
@@ -31,7 +32,7 @@ public final class HTTPServer: Sendable {
     /// answer later from any thread, but do not block the worker.
     public typealias Handler = @Sendable (HTTPRequestHead, _ body: [UInt8], ResponseWriter) -> Void
 
-    private struct Running {
+    struct Running {
         let daemon: OpaquePointer
         let port: UInt16
         /// The daemon's reference to the core (its callbacks' `cls`), released after stopping.
@@ -41,14 +42,16 @@ public final class HTTPServer: Sendable {
         var quiescedSocket: Int32?
     }
 
-    private enum Lifecycle {
+    enum Lifecycle {
         case idle
         case running(Running)
         case stopped
     }
 
-    private let core: ServerCore
-    private let lifecycle = Locked(Lifecycle.idle)
+    let core: ServerCore
+    /// For external-loop servers the lock is also held while the loop runs the daemon, so
+    /// ``stop()`` can never free it under a running `MHD_run`.
+    let lifecycle = Locked(Lifecycle.idle)
 
     /// - Parameters:
     ///   - configuration: address and bounds.
@@ -56,14 +59,20 @@ public final class HTTPServer: Sendable {
     ///     decided before any body byte is read. Called on a worker thread.
     ///   - onRefusal: told of each request the server refused itself (400/413/431)
     ///     with its reason slug, for logs and metrics. Called on a worker thread; must not block.
+    ///   - externalLoop: nil = libmicrohttpd's own `configuration.threads` workers; otherwise no
+    ///     thread of its own: the loop it describes runs the server (``ExternalLoop``), and
+    ///     "worker thread" above means that loop's thread.
     ///   - handler: see ``Handler``.
     public init(
         configuration: HTTPServerConfiguration,
         bodyLimit: @escaping @Sendable (HTTPRequestHead) -> Int,
         onRefusal: (@Sendable (HTTPRequestRefusal) -> Void)? = nil,
+        externalLoop: ExternalLoop? = nil,
         handler: @escaping Handler
     ) {
-        core = ServerCore(configuration: configuration, bodyLimit: bodyLimit, onRefusal: onRefusal, handler: handler)
+        core = ServerCore(
+            configuration: configuration, bodyLimit: bodyLimit, onRefusal: onRefusal, externalLoop: externalLoop,
+            handler: handler)
     }
 
     deinit {
@@ -73,11 +82,35 @@ public final class HTTPServer: Sendable {
     /// Binds and starts serving. A server starts at most once.
     /// - Throws: ``HTTPServerError`` — `invalidHost`, `invalidConfiguration`,
     ///   `startFailed` (address in use…), `notStartable` (already started or stopped).
+    ///   An external-loop server binds with SO_REUSEPORT (so its siblings can join it); it first
+    ///   checks that no one listens on a fixed port already, since the option would otherwise
+    ///   quietly share the port with another process's listener instead of failing.
     public func start() throws(HTTPServerError) {
         let configuration = core.configuration
         guard let address = SocketAddress(host: configuration.host, port: configuration.port) else {
             throw .invalidHost(configuration.host)
         }
+        if core.externalLoop != nil && configuration.port != 0 && address.isTaken() {
+            throw .startFailed(host: configuration.host, port: configuration.port)
+        }
+        try start(at: address, port: configuration.port)
+    }
+
+    /// Starts an external-loop server on the port `sibling` (another one, running) is bound to;
+    /// the kernel spreads new connections between them (SO_REUSEPORT).
+    /// - Throws: as ``start()``; `notStartable` also when either server has no external loop or
+    ///   `sibling` is not running.
+    public func start(sharingPortWith sibling: HTTPServer) throws(HTTPServerError) {
+        let port = sibling.port
+        guard core.externalLoop != nil, sibling.core.externalLoop != nil, port != 0 else { throw .notStartable }
+        guard let address = SocketAddress(host: core.configuration.host, port: port) else {
+            throw .invalidHost(core.configuration.host)
+        }
+        try start(at: address, port: port)
+    }
+
+    private func start(at address: SocketAddress, port: UInt16) throws(HTTPServerError) {
+        let configuration = core.configuration
         for (field, value, minimum) in [
             ("threads", configuration.threads, 1), ("connectionLimit", configuration.connectionLimit, 1),
             ("perIPConnectionLimit", configuration.perIPConnectionLimit, 0),
@@ -110,12 +143,13 @@ public final class HTTPServer: Sendable {
                     completed: requestCompletedCallback,
                     completed_cls: cls,
                     uri_log: uriLogCallback,
-                    uri_log_cls: cls)
+                    uri_log_cls: cls,
+                    external_loop: core.externalLoop == nil ? 0 : 1)
                 return keyward_mhd_start(&settings)
             }
             guard let daemon else {
                 retained.release()
-                throw .startFailed(host: configuration.host, port: configuration.port)
+                throw .startFailed(host: configuration.host, port: port)
             }
             var departureCheck: DispatchSourceTimer?
             if configuration.departureCheckMilliseconds > 0 {
@@ -154,7 +188,19 @@ public final class HTTPServer: Sendable {
     /// caller for at most the grace period (polling every 10 ms). Same thread
     /// rule as ``stop()``.
     public func drain(gracePeriodMilliseconds: Int) {
-        let quiesced = lifecycle.withLock { lifecycle -> Bool in
+        if quiesce() {
+            waitUntilIdle(deadline: .now() + .milliseconds(max(0, gracePeriodMilliseconds)))
+        }
+        stop()
+    }
+
+    /// Stops accepting connections (they wait in the listen backlog until ``stop()`` refuses
+    /// them); requests on open connections are still served. The first step of ``drain(gracePeriodMilliseconds:)``,
+    /// for owners that drain several servers against one deadline. Any thread.
+    /// - Returns: false when the server is not running.
+    @discardableResult
+    public func quiesce() -> Bool {
+        lifecycle.withLock { lifecycle -> Bool in
             guard case .running(var running) = lifecycle else { return false }
             if running.quiescedSocket == nil {
                 let socket = MHD_quiesce_daemon(running.daemon)
@@ -163,13 +209,18 @@ public final class HTTPServer: Sendable {
             }
             return true
         }
-        if quiesced {
-            let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, gracePeriodMilliseconds)) * 1_000_000
-            while core.activeRequests.load(ordering: .relaxed) > 0, DispatchTime.now().uptimeNanoseconds < deadline {
-                usleep(10_000)
-            }
+    }
+
+    /// Blocks until no request is in progress (``activeRequests`` is 0) or `deadline` passes,
+    /// polling every 10 ms. Never call it on a thread that serves this server.
+    /// - Returns: whether the server went idle in time.
+    @discardableResult
+    public func waitUntilIdle(deadline: DispatchTime) -> Bool {
+        while core.activeRequests.load(ordering: .relaxed) > 0 {
+            if DispatchTime.now() >= deadline { return false }
+            usleep(10_000)
         }
-        stop()
+        return true
     }
 
     /// Stops listening and closes every connection, open streams included
@@ -193,6 +244,8 @@ public final class HTTPServer: Sendable {
         for context in core.suspended.beginStopping() {
             context.beginStopping()
         }
+        // Without a thread of its own the daemon takes resumed connections back only when run.
+        if core.externalLoop != nil { _ = MHD_run(stopping.daemon) }
         MHD_stop_daemon(stopping.daemon)
         if let socket = stopping.quiescedSocket {
             close(socket)

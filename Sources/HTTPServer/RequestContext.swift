@@ -103,6 +103,7 @@ final class RequestContext: @unchecked Sendable {
         shared.suspension = .none
         core.suspended.remove(self)
         MHD_resume_connection(connection)
+        core.noteResume()
     }
 
     // MARK: Responses (any thread)

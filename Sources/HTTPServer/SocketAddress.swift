@@ -30,6 +30,22 @@ struct SocketAddress {
     }
 
     /// Runs `body` with a pointer to the address, valid only inside `body`.
+    /// True when binding this address fails with EADDRINUSE: something listens there already.
+    /// The probe socket takes SO_REUSEADDR, as libmicrohttpd's does, so connections of a previous
+    /// run lingering in TIME_WAIT do not count; it never listens and is closed at once.
+    func isTaken() -> Bool {
+        withSockaddr { sockaddr in
+            let probe = socket(Int32(sockaddr.pointee.sa_family), Int32(SOCK_STREAM.rawValue), 0)
+            guard probe >= 0 else { return false }
+            defer { close(probe) }
+            var one: Int32 = 1
+            _ = setsockopt(probe, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+            let length = socklen_t(sockaddr.pointee.sa_family == sa_family_t(AF_INET6)
+                ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+            return bind(probe, sockaddr, length) != 0 && errno == EADDRINUSE
+        }
+    }
+
     func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>) throws -> R) rethrows -> R {
         try withUnsafeBytes(of: storage) { raw in
             try body(raw.baseAddress!.assumingMemoryBound(to: sockaddr.self))

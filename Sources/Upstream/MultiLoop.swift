@@ -25,6 +25,8 @@ final class MultiLoop: @unchecked Sendable {
         var resumes: [TransferState] = []
         var cancels: [TransferState] = []
         var shutdownRequested = false
+        /// An event source to run on this thread from now on (``attach(_:)``).
+        var attachment: AttachedEventSource?
         /// Set by the loop just before it frees the multi handle: nothing may be posted after.
         var isClosed = false
         /// A wakeup was sent and the loop has not drained yet: later posts need not send another.
@@ -56,6 +58,11 @@ final class MultiLoop: @unchecked Sendable {
 
     /// Transfers whose handles are in the multi. Loop thread only.
     private var active: [ObjectIdentifier: TransferState] = [:]
+    /// The other event source this thread runs, if any. Loop thread only.
+    private var attached: AttachedEventSource?
+    /// True while the loop is inside `curl_multi_socket_action`, whose callbacks may not add
+    /// handles (libcurl refuses recursive calls). Loop thread only.
+    private var insideLibcurl = false
 
     /// Creates the multi handle with the client's connection limits and starts the loop thread.
     /// - Parameter threadName: the OS thread name (15 bytes at most), for `top -H`, perf and debuggers.
@@ -101,7 +108,24 @@ final class MultiLoop: @unchecked Sendable {
     /// Hands a new transfer to the loop. After shutdown the transfer is completed here, on the caller's
     /// thread, with `.cancelled` (the loop thread is gone).
     func enqueueStart(_ state: TransferState) {
+        // Started by the attached source's handler, on this thread: straight into the multi, no
+        // wake-up. libcurl's timer, set to 0 by the add, gets it sent before the loop sleeps.
+        if isLoopThread && !insideLibcurl {
+            apply(Inbox(starts: [state]))
+            return
+        }
         if !post({ $0.starts.append(state) }) { state.complete(.cancelled) }
+    }
+
+    /// Runs `source` on this loop's thread from the next turn on (see ``AttachedEventSource``).
+    func attach(_ source: AttachedEventSource) {
+        _ = post { $0.attachment = source }
+    }
+
+    /// Makes the loop take one more turn soon; from the loop thread itself it does nothing, since
+    /// the loop asks the attached source for its deadline before it sleeps anyway.
+    func wake() {
+        if !isLoopThread { _ = post { _ in } }
     }
 
     func enqueueResume(_ state: TransferState) { _ = post { $0.resumes.append(state) } }
@@ -152,28 +176,50 @@ final class MultiLoop: @unchecked Sendable {
                 box.resumes.removeAll()
                 box.cancels.removeAll()
                 box.wakePending = false
+                box.attachment = nil
                 return taken
             }
             if batch.shutdownRequested {
                 close(pendingStarts: batch.starts)
                 return
             }
+            if let source = batch.attachment, kw_epoll_watch(epollFD, source.descriptor, 1, 0) == 0 {
+                attached = source
+            }
             apply(batch)
+            var sourceReady = false
             for index in 0..<max(0, ready) where readyFDs[index] != wakeFD {
                 let socket = readyFDs[index]
+                if socket == attached?.descriptor {
+                    sourceReady = true
+                    continue
+                }
                 if parked.remove(socket) != nil {
                     _ = kw_epoll_unwatch(epollFD, socket)  // an idle cached connection spoke or closed
                     continue
                 }
+                insideLibcurl = true
                 _ = curl_multi_socket_action(multi, socket, readyFlags[index], &running)
+                insideLibcurl = false
             }
-            if let due = curlTimerMs, due <= MonotonicClock.nowMs() {
-                curlTimerMs = nil  // the action may set a new one
-                _ = curl_multi_socket_action(multi, kw_curl_socket_timeout(), 0, &running)
-            }
+            fireCurlTimerIfDue(&running)
             completeFinished()
             nextDeadline = expireDeadlines(now: clock.tick())
+            if let source = attached, sourceReady || source.millisecondsUntilRun() == 0 {
+                source.run()
+                // Requests its handlers just started go out now rather than after another turn.
+                fireCurlTimerIfDue(&running)
+                completeFinished()
+            }
         }
+    }
+
+    private func fireCurlTimerIfDue(_ running: inout Int32) {
+        guard let due = curlTimerMs, due <= MonotonicClock.nowMs() else { return }
+        curlTimerMs = nil  // the action may set a new one
+        insideLibcurl = true
+        _ = curl_multi_socket_action(multi, kw_curl_socket_timeout(), 0, &running)
+        insideLibcurl = false
     }
 
     /// How long `epoll_wait` may sleep, in milliseconds: until libcurl's timer, the nearest transfer
@@ -183,6 +229,7 @@ final class MultiLoop: @unchecked Sendable {
         var wait: Int64 = 1000
         if let curlTimerMs { wait = min(wait, curlTimerMs - now) }
         if let ourDeadline { wait = min(wait, ourDeadline - now + 1) }
+        if let sourceDue = attached?.millisecondsUntilRun() { wait = min(wait, sourceDue) }
         return Int32(max(0, wait))
     }
 

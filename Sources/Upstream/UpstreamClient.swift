@@ -86,6 +86,18 @@ public final class UpstreamClient: Sendable {
         return UpstreamTransfer(state: state, loop: loop)
     }
 
+    /// Runs `source` on the client's (first) thread from its next turn on; see ``AttachedEventSource``.
+    /// A client gets at most one; a second replaces the first.
+    public func attach(_ source: AttachedEventSource) {
+        loops[0].attach(source)
+    }
+
+    /// Makes the thread running the attached source take a turn soon, to look at its deadline
+    /// again (after another thread changed it). Cheap; does nothing on that thread itself.
+    public func wakeAttachedSource() {
+        loops[0].wake()
+    }
+
     /// Cancels every transfer (each completes with `.cancelled`), stops the thread and frees the
     /// multi handle; waits for that unless called from a handler. Later `start`s complete at once
     /// with `.cancelled`.

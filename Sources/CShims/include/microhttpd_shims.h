@@ -44,11 +44,19 @@ struct keyward_mhd_settings {
     void *completed_cls;
     keyward_mhd_uri_log_callback uri_log;
     void *uri_log_cls;
+    /// Non-zero: no thread of its own (`thread_pool_size` is ignored); the caller runs the daemon
+    /// from its own loop (`keyward_mhd_epoll_fd`, MHD_run, MHD_get_timeout), and the listening
+    /// socket is bound with SO_REUSEPORT so several such daemons can share one port.
+    int external_loop;
 };
 
-/// Starts a daemon: internal polling threads (a pool of `thread_pool_size`),
-/// epoll, turbo, suspend/resume allowed; IPv6 when the address is. NULL on failure.
+/// Starts a daemon: epoll, turbo, suspend/resume allowed; IPv6 when the address is; either
+/// internal polling threads (a pool of `thread_pool_size`) or, with `external_loop`, none.
+/// NULL on failure.
 struct MHD_Daemon *keyward_mhd_start(const struct keyward_mhd_settings *settings);
+
+/// An external-loop daemon's epoll descriptor: readable when MHD_run has socket work. -1 if none.
+int keyward_mhd_epoll_fd(struct MHD_Daemon *daemon);
 
 /// The port the daemon is bound to (useful after binding port 0); 0 if unknown.
 uint16_t keyward_mhd_bound_port(struct MHD_Daemon *daemon);

@@ -46,6 +46,8 @@ public final class LocalDeployment: Sendable {
     ///   - wrapStore: wraps the store the service uses (tests put a failing store in front).
     ///   - trustAppleRoot: verify against Apple's real root instead of the test anchor (replaying
     ///     attestations captured from real devices).
+    ///   - shards: the public listener's event loops, as `serve` runs them (see `KeywardServer`);
+    ///     0 = libmicrohttpd's own worker threads handing off to `upstream`.
     /// - Throws: whatever the first failing step throws: a Foundation file error (folder,
     ///   `providers.toml`), `StoreError`, `CryptoError` (anchor, key), the registry's load error,
     ///   `ProviderTableError` (a secret not in `secrets`), `SessionError`, `HTTPServerError` (bind).
@@ -56,7 +58,8 @@ public final class LocalDeployment: Sendable {
         time: any TimeSource = SystemTimeSource(),
         store storeURL: String? = nil,
         wrapStore: (any Store) -> any Store = { $0 },
-        trustAppleRoot: Bool = false
+        trustAppleRoot: Bool = false,
+        shards: Int = 2
     ) throws {
         directory = FileManager.default.temporaryDirectory.path + "/keyward-" + Hex.encode(SecureRandom.bytes(6))
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -91,7 +94,8 @@ public final class LocalDeployment: Sendable {
             reloadProviders: {
                 let registry = try ProviderRegistry.load(path: providersPath)
                 return try ProviderTable.resolve(registry, secrets: secretSource)
-            })
+            },
+            shards: shards)
         try server.start()
     }
 

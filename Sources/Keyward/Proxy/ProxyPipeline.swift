@@ -8,7 +8,9 @@ import Upstream
 /// `ANY /p/<provider>/<path>`: the proxy's phases, in DESIGN.md §1's order. Each phase is one
 /// function; the first to refuse throws and ends the request with its `APIError`.
 extension KeywardService {
-    func proxy(_ head: HTTPRequestHead, body: [UInt8], writer: ResponseWriter, context: RequestContext) {
+    func proxy(
+        _ head: HTTPRequestHead, body: [UInt8], writer: ResponseWriter, context: RequestContext, upstream: UpstreamClient
+    ) {
         do throws(APIError) {
             let snapshot = providers.current
             let provider = try routeProvider(head, snapshot: snapshot, context: context)

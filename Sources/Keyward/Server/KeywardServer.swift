@@ -1,16 +1,28 @@
 import CShims
 import Foundation
 import HTTPServer
+import Upstream
 
 /// The running process: the public listener, the admin listener, and signal handling.
 ///
 /// SIGHUP reloads `providers.toml` and the provider secrets through `reloadProviders`; a registry
 /// that fails validation is logged with its errors and the one in force stays. SIGTERM and SIGINT
 /// stop both listeners.
+///
+/// The public listener runs in one of two ways:
+/// - **sharded** (`shards` > 0, what `serve` does): N event loops, one thread each, every one
+///   running its own libmicrohttpd daemon (all bound to the one port with SO_REUSEPORT, the
+///   kernel spreading connections) and its own libcurl multi handle. A proxied request is read,
+///   forwarded and answered on one thread, without the two cross-thread wake-ups of the other way;
+/// - **pooled** (`shards` = 0): libmicrohttpd's own worker threads hand proxied requests to the
+///   service's upstream client and take the answers back.
 public final class KeywardServer: Sendable {
     /// The application both listeners serve.
     public let service: KeywardService
-    let publicServer: HTTPServer
+    /// The public listener: one server (pooled) or one per shard.
+    let publicServers: [HTTPServer]
+    /// Sharded: each shard's upstream client, whose one thread also runs the shard's server.
+    let shardClients: [UpstreamClient]
     let adminServer: HTTPServer?
     let reloadProviders: (@Sendable () throws -> ProviderTable.Snapshot)?
     /// Every minute: expired challenges, rate events and budgets leave the store.
@@ -20,20 +32,39 @@ public final class KeywardServer: Sendable {
     ///   - publicListener: where apps connect (handshake and proxy routes).
     ///   - adminListener: `/metrics`, `/healthz`, `/readyz`; nil for none.
     ///   - reloadProviders: loads and validates the provider registry again (SIGHUP); nil: no reload.
+    ///   - shards: 0 = pooled (`publicListener.threads` workers); N > 0 = N event loops (see above),
+    ///     each with an upstream client configured like `shardUpstream` but with one thread.
+    ///   - shardUpstream: the shards' upstream client settings (pool sizes, CA bundle, egress proxy).
     /// Nothing is bound until `start()`.
     public init(
         service: KeywardService,
         publicListener: HTTPServerConfiguration,
         adminListener: HTTPServerConfiguration?,
-        reloadProviders: (@Sendable () throws -> ProviderTable.Snapshot)? = nil
+        reloadProviders: (@Sendable () throws -> ProviderTable.Snapshot)? = nil,
+        shards: Int = 0,
+        shardUpstream: UpstreamClient.Configuration = UpstreamClient.Configuration()
     ) {
         self.service = service
         self.reloadProviders = reloadProviders
-        publicServer = HTTPServer(
-            configuration: publicListener,
-            bodyLimit: { head in service.bodyLimit(for: head) },
-            onRefusal: { refusal in service.logRefusal(refusal) },
-            handler: { head, body, writer in service.handle(head, body: body, writer: writer) })
+        let bodyLimit: @Sendable (HTTPRequestHead) -> Int = { head in service.bodyLimit(for: head) }
+        let onRefusal: @Sendable (HTTPRequestRefusal) -> Void = { refusal in service.logRefusal(refusal) }
+        if shards > 0 {
+            var clientConfiguration = shardUpstream
+            clientConfiguration.threads = 1
+            let clients = (0..<shards).map { _ in UpstreamClient(configuration: clientConfiguration) }
+            shardClients = clients
+            publicServers = clients.map { client in
+                HTTPServer(
+                    configuration: publicListener, bodyLimit: bodyLimit, onRefusal: onRefusal,
+                    externalLoop: HTTPServer.ExternalLoop(wake: { client.wakeAttachedSource() }),
+                    handler: { head, body, writer in service.handle(head, body: body, writer: writer, upstream: client) })
+            }
+        } else {
+            shardClients = []
+            publicServers = [HTTPServer(
+                configuration: publicListener, bodyLimit: bodyLimit, onRefusal: onRefusal,
+                handler: { head, body, writer in service.handle(head, body: body, writer: writer) })]
+        }
         purgeTimer = RepeatingTimer(label: "keyward.purge", seconds: 60) { service.purgeExpired() }
         if let adminListener {
             let admin = AdminRoutes(service: service)
@@ -50,16 +81,40 @@ public final class KeywardServer: Sendable {
     /// - Throws: `HTTPServerError` when a port cannot be bound (if it is the admin one, the public
     ///   listener is stopped again).
     public func start() throws {
-        try publicServer.start()
+        try startPublic()
         do { try adminServer?.start() } catch {
-            publicServer.stop()
+            stopPublic()
             throw error
         }
         purgeTimer.start()
     }
 
+    /// Binds the public listener. Shards after the first join the port the first one got, and
+    /// each is handed to its loop.
+    private func startPublic() throws {
+        do {
+            for (index, server) in publicServers.enumerated() {
+                if index == 0 { try server.start() } else { try server.start(sharingPortWith: publicServers[0]) }
+                guard index < shardClients.count else { continue }
+                shardClients[index].attach(AttachedEventSource(
+                    descriptor: server.eventDescriptor, run: { server.runOnce() },
+                    millisecondsUntilRun: { server.millisecondsUntilRun }))
+            }
+        } catch {
+            stopPublic()
+            throw error
+        }
+    }
+
+    /// Stops the public listener. Sharded: the loops first (their transfers complete as cancelled),
+    /// so no loop still runs a server that is being stopped.
+    private func stopPublic() {
+        shardClients.forEach { $0.shutdown() }
+        publicServers.forEach { $0.stop() }
+    }
+
     /// The public listener's bound port (useful when configured as 0).
-    public var port: UInt16 { publicServer.port }
+    public var port: UInt16 { publicServers[0].port }
     /// The admin listener's bound port, if any.
     public var adminPort: UInt16? { adminServer?.port }
 
@@ -67,7 +122,7 @@ public final class KeywardServer: Sendable {
     public func stop() {
         purgeTimer.stop()
         adminServer?.stop()
-        publicServer.stop()
+        stopPublic()
     }
 
     /// Graceful stop: no new connections; requests in progress (streams included) get up to
@@ -75,7 +130,11 @@ public final class KeywardServer: Sendable {
     public func drain(gracePeriodMilliseconds: Int) {
         service.beginDraining()
         purgeTimer.stop()
-        publicServer.drain(gracePeriodMilliseconds: gracePeriodMilliseconds)
+        // Every shard stops accepting first, then all share one deadline.
+        let deadline = DispatchTime.now() + .milliseconds(max(0, gracePeriodMilliseconds))
+        publicServers.forEach { $0.quiesce() }
+        for server in publicServers where !server.waitUntilIdle(deadline: deadline) { break }
+        stopPublic()
         adminServer?.stop()
     }
 

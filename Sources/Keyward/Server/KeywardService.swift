@@ -91,12 +91,14 @@ public final class KeywardService: Sendable {
 
     /// Answers one request from the public listener. May return before the response is complete
     /// (proxied streams finish on the upstream thread).
-    public func handle(_ head: HTTPRequestHead, body: [UInt8], writer: ResponseWriter) {
+    /// - Parameter upstream: the client that forwards proxied requests: the one whose thread runs
+    ///   the calling listener (sharded serving, see ``KeywardServer``), else the service's own.
+    public func handle(_ head: HTTPRequestHead, body: [UInt8], writer: ResponseWriter, upstream: UpstreamClient? = nil) {
         let context = RequestContext(id: requestIDs.next(), startMillis: time.nowMillis(), method: head.method)
         let path = head.path
         if path.hasPrefix("/p/") {
             context.update { $0.route = "proxy" }
-            proxy(head, body: body, writer: writer, context: context)
+            proxy(head, body: body, writer: writer, context: context, upstream: upstream ?? self.upstream)
             return
         }
         do throws(APIError) {

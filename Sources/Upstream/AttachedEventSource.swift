@@ -1,0 +1,27 @@
+/// Another event source that an upstream client's loop thread runs besides libcurl: in
+/// Keyward, an HTTP server without threads of its own (`HTTPServer.ExternalLoop`), so that a
+/// proxied request is read, forwarded and answered on one thread.
+///
+/// Each turn the loop waits on libcurl's sockets and `descriptor` together, for no longer than
+/// `millisecondsUntilRun` allows; after libcurl's work it calls `run` if `descriptor` was
+/// readable or the deadline is 0, then sends whatever transfers `run` started.
+public struct AttachedEventSource: Sendable {
+    /// Watched for readability (level-triggered).
+    public let descriptor: Int32
+    /// Does what is ready without blocking; on the loop thread. Transfers it starts on this
+    /// client join the loop directly, with no wake-up.
+    public let run: @Sendable () -> Void
+    /// Milliseconds until `run` is due even without readiness: 0 = at once, nil = no deadline.
+    /// Asked on the loop thread before every wait and after every turn, so it must be cheap.
+    public let millisecondsUntilRun: @Sendable () -> Int64?
+
+    /// - Parameters: see the properties.
+    public init(
+        descriptor: Int32, run: @escaping @Sendable () -> Void,
+        millisecondsUntilRun: @escaping @Sendable () -> Int64?
+    ) {
+        self.descriptor = descriptor
+        self.run = run
+        self.millisecondsUntilRun = millisecondsUntilRun
+    }
+}
