@@ -56,9 +56,9 @@ extension HTTPServer {
     /// otherwise the nearest idle timeout; nil = no deadline. Loop thread only.
     public var millisecondsUntilRun: Int64? {
         guard core.externalLoop != nil else { return nil }
-        if core.resumePending.load(ordering: .acquiring) { return 0 }
         return lifecycle.withLock { lifecycle -> Int64? in
             guard case .running(let running) = lifecycle else { return nil }
+            if core.resumePending.load(ordering: .acquiring) { return 0 }
             var timeout: UInt64 = 0
             guard MHD_get_timeout(running.daemon, &timeout) == .YES else { return nil }
             return Int64(min(timeout, UInt64(Int64.max)))

@@ -11,7 +11,17 @@ final class ProxyEndToEndTests: XCTestCase {
     override func tearDown() { env?.shutdown() }
 
     func testAllowlistedPostArrivesWithExactlyOneKeyAndNoClientCredentials() throws {
-        env = try TestDeployment()
+        try checkAllowlistedPost(shards: 2)
+    }
+
+    /// The same through the pooled listener (libmicrohttpd's own workers handing off to the
+    /// service's upstream client), which `serve` no longer uses but `KeywardServer` keeps.
+    func testAllowlistedPostThroughThePooledListener() throws {
+        try checkAllowlistedPost(shards: 0)
+    }
+
+    private func checkAllowlistedPost(shards: Int) throws {
+        env = try TestDeployment(shards: shards)
         let (_, token) = try env.session()
         let body = Array("{\"model\":\"m\",\"messages\":[]}".utf8)
         let response = try env.client.call(
@@ -46,7 +56,15 @@ final class ProxyEndToEndTests: XCTestCase {
     }
 
     func testServerSentEventsArriveBeforeTheNextIsWritten() throws {
-        env = try TestDeployment(eventCount: 2, eventGapMillis: 500)
+        try checkServerSentEvents(shards: 2)
+    }
+
+    func testServerSentEventsThroughThePooledListener() throws {
+        try checkServerSentEvents(shards: 0)
+    }
+
+    private func checkServerSentEvents(shards: Int) throws {
+        env = try TestDeployment(eventCount: 2, eventGapMillis: 500, shards: shards)
         let (_, token) = try env.session()
         let start = DispatchTime.now()
         let arrivals = Mutex<[(String, Double)]>([])

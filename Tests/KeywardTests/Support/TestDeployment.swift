@@ -17,6 +17,7 @@ final class TestDeployment: Sendable {
     /// - Parameters:
     ///   - extraProviders: more provider tables appended to the default `[chat]` one.
     ///   - chatOptions: extra lines inside `[chat]` (rate limits, require_assertion…).
+    ///   - shards: the public listener's event loops, as `serve` runs them; 0 = pooled (see `KeywardServer`).
     init(
         chatOptions: String = "",
         extraProviders: (UInt16) -> String = { _ in "" },
@@ -24,7 +25,8 @@ final class TestDeployment: Sendable {
         eventCount: Int = 3,
         eventGapMillis: Int = 300,
         wrapStore: (any Store) -> any Store = { $0 },
-        settings adjust: @escaping (inout ServiceSettings) -> Void = { _ in }
+        settings adjust: @escaping (inout ServiceSettings) -> Void = { _ in },
+        shards: Int = 2
     ) throws {
         provider = FakeProvider(expectedAuthorization: "Bearer " + TestDeployment.providerKey, eventCount: eventCount, eventGapMillis: eventGapMillis)
         try provider.start()
@@ -37,7 +39,7 @@ final class TestDeployment: Sendable {
                 settings.handshakeRatePerSecond = 10_000
                 adjust(&settings)
             },
-            time: time, wrapStore: wrapStore)
+            time: time, wrapStore: wrapStore, shards: shards)
         client = DemoClient(baseURL: deployment.baseURL, client: deployment.upstream)
     }
 
