@@ -3,7 +3,8 @@
 #   1. the local upstream directly (nginx answering a small JSON body),
 #   2. nginx proxy_pass with keep-alive to that upstream, injecting an Authorization header,
 #   3. Keyward (`keyward serve`, release build) with a valid session, injecting the key.
-# Prints req/s, p50 and p99 for each; the last line is `keyward/nginx req/s ratio: R`.
+# Each target gets two unmeasured seconds of the same load first. Prints req/s, p50 and p99 for
+# each; the last line is `keyward/nginx req/s ratio: R`.
 #
 # Usage: bench/proxy.sh [duration-seconds (default 10)] [connections (default 64)]
 # Everything listens on 127.0.0.1 and stops when the script ends.
@@ -119,6 +120,9 @@ check=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $token"
 run() {  # name url [header]
   local name="$1" url="$2" header="${3:-}"
   local out
+  # Two unmeasured seconds first, the same for every target: keep-alive pools, caches and heaps
+  # fill up before the figure is taken.
+  wrk -t"$threads" -c"$connections" -d2s ${header:+-H "$header"} "$url" >/dev/null
   if [ -n "$header" ]; then
     out=$(wrk -t"$threads" -c"$connections" -d"${duration}s" --latency -H "$header" "$url")
   else
