@@ -5,7 +5,9 @@ import Glibc
 #endif
 
 // TSan stress: late answers, streams written from other threads, clients leaving, stop with streams open.
-let server = HTTPServer(configuration: HTTPServerConfiguration(threads: 2), bodyLimit: { _ in 1 << 20 }) { head, body, writer in
+// Run twice: libmicrohttpd's own worker threads, then an external loop (one thread running the
+// server through runOnce, as each of Keyward's shards does) woken by late answers.
+let handler: HTTPServer.Handler = { head, body, writer in
     switch head.path {
     case "/late":
         Thread.detachNewThread {
@@ -31,10 +33,56 @@ let server = HTTPServer(configuration: HTTPServerConfiguration(threads: 2), body
         writer.respond(status: 200, body: Array("ok".utf8))
     }
 }
-try server.start()
-let port = server.port
 
-func connectClient() -> Int32 {
+/// The external loop: poll(2) over the server's descriptor and a wake pipe, as the contract asks.
+final class StressLoop: @unchecked Sendable {
+    let wake: [Int32]
+    let running = NSLock()
+    nonisolated(unsafe) var stopRequested = false
+    let finished = DispatchSemaphore(value: 0)
+    init() {
+        var fds: [Int32] = [-1, -1]
+        precondition(pipe(&fds) == 0)
+        for fd in fds { _ = fcntl(fd, F_SETFL, O_NONBLOCK) }
+        wake = fds
+    }
+    func poke() { var byte: UInt8 = 1; _ = write(wake[1], &byte, 1) }
+    var shouldStop: Bool { running.withLock { stopRequested } }
+    func stop() { running.withLock { stopRequested = true }; poke(); finished.wait() }
+    func run(_ server: HTTPServer) {
+        let descriptor = server.eventDescriptor
+        var drain = [UInt8](repeating: 0, count: 64)
+        while !shouldStop {
+            var fds = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: wake[0], events: Int16(POLLIN), revents: 0)]
+            _ = poll(&fds, 2, Int32(min(server.millisecondsUntilRun ?? 1000, 1000)))
+            while read(wake[0], &drain, drain.count) > 0 {}
+            server.runOnce()
+        }
+        finished.signal()
+    }
+}
+
+for external in [false, true] {
+    let loop = StressLoop()
+    let server = HTTPServer(
+        configuration: HTTPServerConfiguration(threads: 2), bodyLimit: { _ in 1 << 20 },
+        externalLoop: external ? HTTPServer.ExternalLoop(wake: { loop.poke() }) : nil, handler: handler)
+    try server.start()
+    if external { Thread.detachNewThread { loop.run(server) } }
+    stress(server, port: server.port)
+    if external {
+        // Keyward's order: the loop stops first, then the server it ran.
+        server.quiesce()
+        server.waitUntilIdle(deadline: .now() + .milliseconds(300))
+        loop.stop()
+        server.stop()
+    } else {
+        server.drain(gracePeriodMilliseconds: 300)   // quiesce, wait, then stop with streams still open
+    }
+    print("stress done (\(external ? "external loop" : "worker threads"))")
+}
+
+func connectClient(_ port: UInt16) -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
@@ -48,29 +96,29 @@ func connectClient() -> Int32 {
 func sendText(_ fd: Int32, _ text: String) { _ = Array(text.utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
 func readSome(_ fd: Int32) -> Int { var buf = [UInt8](repeating: 0, count: 4096); return buf.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) } }
 
-let group = DispatchGroup()
-for t in 0..<8 {
-    group.enter()
-    Thread.detachNewThread {
-        for i in 0..<40 {
-            let fd = connectClient()
-            let path = ["/late", "/stream", "/idle", "/"][(t + i) % 4]
-            sendText(fd, "POST \(path) HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi")
-            _ = readSome(fd)
-            if i % 3 == 0 { usleep(20000) }
-            close(fd)   // often mid-stream
+func stress(_ server: HTTPServer, port: UInt16) {
+    let group = DispatchGroup()
+    for t in 0..<8 {
+        group.enter()
+        Thread.detachNewThread {
+            for i in 0..<40 {
+                let fd = connectClient(port)
+                let path = ["/late", "/stream", "/idle", "/"][(t + i) % 4]
+                sendText(fd, "POST \(path) HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi")
+                _ = readSome(fd)
+                if i % 3 == 0 { usleep(20000) }
+                close(fd)   // often mid-stream
+            }
+            group.leave()
         }
-        group.leave()
     }
+    group.wait()
+    // Leave some streams open, then stop.
+    var open: [Int32] = []
+    for path in ["/idle", "/idle", "/stream", "/late"] {
+        let fd = connectClient(port)
+        sendText(fd, "GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n")
+        open.append(fd)
+    }
+    usleep(300000)
 }
-group.wait()
-// Leave some streams open, then stop.
-var open: [Int32] = []
-for path in ["/idle", "/idle", "/stream", "/late"] {
-    let fd = connectClient()
-    sendText(fd, "GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n")
-    open.append(fd)
-}
-usleep(300000)
-server.drain(gracePeriodMilliseconds: 300)   // quiesce, wait, then stop with streams still open
-print("stress done")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ThreadSanitizer stress of HTTPServer's cross-thread paths: late answers from other
+# ThreadSanitizer stress of HTTPServer's cross-thread paths (worker threads, then an external loop): late answers from other
 # threads, streams written from other threads, clients leaving mid-stream, stop()
 # with streams open. Compiles Sources/HTTPServer with -sanitize=thread into a
 # temporary binary (no package change). Exit status 0 and no "SUMMARY:" = clean.
