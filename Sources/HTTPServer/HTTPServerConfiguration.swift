@@ -15,7 +15,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var port: UInt16
     /// Worker threads, each running its own epoll loop over its share of the
     /// connections. Handlers run on these threads: a handler that waits must
-    /// answer later (``ResponseWriter`` may be completed from any thread).
+    /// answer later (``ResponseWriter`` may be completed from any thread). Ignored by a server
+    /// given an ``HTTPServer/ExternalLoop``: it has no threads of its own.
     public var threads: Int
     /// Open connections over the whole server. At the limit libmicrohttpd stops accepting, so
     /// further ones wait in the listen backlog until a slot frees. It is split evenly among

@@ -49,13 +49,17 @@ public final class KeywardServer: Sendable {
         let bodyLimit: @Sendable (HTTPRequestHead) -> Int = { head in service.bodyLimit(for: head) }
         let onRefusal: @Sendable (HTTPRequestRefusal) -> Void = { refusal in service.logRefusal(refusal) }
         if shards > 0 {
+            // As libmicrohttpd does over its own workers: each shard bounds its share of the
+            // connections. (Keyward sets no per-IP limit, which a shard would count alone.)
+            var shardListener = publicListener
+            shardListener.connectionLimit = max(1, (publicListener.connectionLimit + shards - 1) / shards)
             var clientConfiguration = shardUpstream
             clientConfiguration.threads = 1
             let clients = (0..<shards).map { _ in UpstreamClient(configuration: clientConfiguration) }
             shardClients = clients
             publicServers = clients.map { client in
                 HTTPServer(
-                    configuration: publicListener, bodyLimit: bodyLimit, onRefusal: onRefusal,
+                    configuration: shardListener, bodyLimit: bodyLimit, onRefusal: onRefusal,
                     externalLoop: HTTPServer.ExternalLoop(wake: { client.wakeAttachedSource() }),
                     handler: { head, body, writer in service.handle(head, body: body, writer: writer, upstream: client) })
             }
