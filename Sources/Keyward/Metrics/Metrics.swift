@@ -73,14 +73,16 @@ public final class Metrics: Sendable {
         return series
     }
 
+    /// A provider's first histogram: one count per bucket, plus `+Inf`.
+    private static let emptyLatencyCounts = [Int64](repeating: 0, count: latencyBuckets.count + 1)
+
     /// Records the time an upstream took to send its response headers, in seconds.
     public func observeUpstreamLatency(provider: String, seconds: Double) {
         let bucket = Metrics.latencyBuckets.firstIndex(where: { seconds <= $0 }) ?? Metrics.latencyBuckets.count
         state.withLock { state in
-            if state.latencyCounts[provider] == nil {
-                state.latencyCounts[provider] = Array(repeating: 0, count: Metrics.latencyBuckets.count + 1)
-            }
-            state.latencyCounts[provider]?[bucket] += 1
+            // The `default:` subscript modifies the stored array in place; `[provider]?[bucket]`
+            // copied it on every call (three allocations per proxied request).
+            state.latencyCounts[provider, default: Metrics.emptyLatencyCounts][bucket] += 1
             state.latencySums[provider, default: 0] += seconds
         }
     }
