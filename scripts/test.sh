@@ -2,6 +2,12 @@
 # Runs Keyward's whole test suite: installs the build's Debian packages if missing, then `swift test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The real-device vectors are read where they lie, beside the repository (README, "Try it").
+if [ ! -d ../shared/vectors/appattest ]; then
+  echo "scripts/test.sh: $(cd .. && pwd)/shared/vectors is missing: the tests verify the real-device" >&2
+  echo "vectors kept beside the repository; check it out next to shared/ (see README.md)." >&2
+  exit 1
+fi
 bash scripts/install-deps.sh
 swift build --build-tests
 swift test --skip-build
