@@ -11,7 +11,7 @@ public struct HTTPRequestRefusal: Sendable, Equatable {
     /// `content_length_with_transfer_encoding`, `conflicting_content_length`,
     /// `invalid_content_length`, `unsupported_transfer_encoding`,
     /// `transfer_encoding_on_http10`, `invalid_field_name`, `invalid_field_value`,
-    /// `invalid_method`, `invalid_target`, `head_too_large`,
+    /// `invalid_method`, `invalid_target`, `head_too_large`, `too_many_fields`,
     /// `content_length_over_limit`, `chunked_body_over_limit`.
     public let reason: String
     /// The client's numeric IP address.

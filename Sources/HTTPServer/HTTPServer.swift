@@ -20,10 +20,10 @@ import Glibc
 ///   `Content-Length` with `Transfer-Encoding`; differing or malformed
 ///   `Content-Length`; a transfer coding other than `chunked`; `Transfer-Encoding`
 ///   on HTTP/1.0; a field name that is not a token (`Content-Length : 5`); a
-///   field value with control characters; a request-target with whitespace or control bytes.
+///   field value with control characters; a request-target with whitespace, control bytes or a `#`.
 /// - 413 `{"error":"payload_too_large"}`: a `Content-Length` over the limit
 ///   (the body is not read), or a chunked body that grows over it.
-/// - 431 `{"error":"bad_request"}`: a head over `maxHeaderBytes`.
+/// - 431 `{"error":"bad_request"}`: a head over `maxHeaderBytes` or with more than `maxHeaderFields` fields.
 /// Connection counts (total, per IP) and idle time are bounded by libmicrohttpd.
 public final class HTTPServer: Sendable {
     /// Handles one request: its head, its complete body (at most the limit
@@ -116,6 +116,7 @@ public final class HTTPServer: Sendable {
             ("perIPConnectionLimit", configuration.perIPConnectionLimit, 0),
             ("connectionTimeoutSeconds", configuration.connectionTimeoutSeconds, 0),
             ("maxHeaderBytes", configuration.maxHeaderBytes, 256),
+            ("maxHeaderFields", configuration.maxHeaderFields, 1),
             ("streamHighWaterBytes", configuration.streamHighWaterBytes, 1),
             ("listenBacklog", configuration.listenBacklog, 1),
             ("departureCheckMilliseconds", configuration.departureCheckMilliseconds, 0),
@@ -134,9 +135,7 @@ public final class HTTPServer: Sendable {
                     connection_limit: UInt32(configuration.connectionLimit),
                     per_ip_connection_limit: UInt32(configuration.perIPConnectionLimit),
                     connection_timeout_seconds: UInt32(configuration.connectionTimeoutSeconds),
-                    // The pool holds the head, then the send buffer. libmicrohttpd zeroes all of it
-                    // for every request, so it is sized to the head bound plus room to send, no more.
-                    connection_memory_limit: max(16 * 1024, configuration.maxHeaderBytes + 8 * 1024),
+                    connection_memory_limit: configuration.connectionPoolBytes,
                     listen_backlog: UInt32(configuration.listenBacklog),
                     access_handler: accessHandlerCallback,
                     access_handler_cls: cls,

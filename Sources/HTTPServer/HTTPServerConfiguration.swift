@@ -32,6 +32,11 @@ public struct HTTPServerConfiguration: Sendable {
     /// line (name, value and separators). Over it → 431 `{"error":"bad_request"}`
     /// and the connection closed (RFC 6585 §5).
     public var maxHeaderBytes: Int
+    /// Header fields allowed in a request head (Apache's `LimitRequestFields` default is the same
+    /// 100). Over it → 431 `{"error":"bad_request"}` and the connection closed. libmicrohttpd
+    /// keeps ~56 bytes of its per-connection pool for each field, so without this bound a head
+    /// of a few hundred short fields left no room to send the answer.
+    public var maxHeaderFields: Int
     /// Bytes a ``ResponseStream`` buffers before ``ResponseStream/write(_:)``
     /// returns false (its high-water mark). Memory per stream stays below this
     /// plus one write.
@@ -53,6 +58,7 @@ public struct HTTPServerConfiguration: Sendable {
         perIPConnectionLimit: Int = 0,
         connectionTimeoutSeconds: Int = 60,
         maxHeaderBytes: Int = 16 * 1024,
+        maxHeaderFields: Int = 100,
         streamHighWaterBytes: Int = 256 * 1024,
         listenBacklog: Int = 1024,
         departureCheckMilliseconds: Int = 250
@@ -64,9 +70,19 @@ public struct HTTPServerConfiguration: Sendable {
         self.perIPConnectionLimit = perIPConnectionLimit
         self.connectionTimeoutSeconds = connectionTimeoutSeconds
         self.maxHeaderBytes = maxHeaderBytes
+        self.maxHeaderFields = maxHeaderFields
         self.streamHighWaterBytes = streamHighWaterBytes
         self.listenBacklog = listenBacklog
         self.departureCheckMilliseconds = departureCheckMilliseconds
+    }
+
+    /// Bytes of libmicrohttpd's per-connection memory pool. It holds the request head as read
+    /// (`maxHeaderBytes`), a ~56-byte record per field, then the answer's head as written, which
+    /// must fit beside them or libmicrohttpd closes the connection without a word. Room is kept for
+    /// an answer head of 8 KiB (the most `Upstream` forwards, as nginx's `proxy_buffer_size`) plus
+    /// its own lines. libmicrohttpd zeroes the whole pool for every request, so it is no larger.
+    var connectionPoolBytes: Int {
+        maxHeaderBytes + maxHeaderFields * 64 + 12 * 1024
     }
 
     /// Online CPU cores (sysconf), at least 1. Read once at configuration time, never per request.

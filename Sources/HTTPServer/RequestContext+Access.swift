@@ -51,6 +51,10 @@ extension RequestContext {
             return refuse(status: 431, code: "bad_request", reason: "head_too_large",
                           response: core.canned.headTooLarge, from: remoteAddress)
         }
+        if collector.headers.count > core.configuration.maxHeaderFields {
+            return refuse(status: 431, code: "bad_request", reason: "too_many_fields",
+                          response: core.canned.headTooLarge, from: remoteAddress)
+        }
         if !Self.isValidTarget(target) {
             return refuse(.badRequest("invalid_target", from: remoteAddress), response: core.canned.badRequest)
         }
@@ -144,10 +148,12 @@ extension RequestContext {
 
     static let payloadTooLargeBody = Array(#"{"error":"payload_too_large"}"#.utf8)
 
-    /// RFC 9112 §3.2: a request-target has no whitespace or control characters.
+    /// RFC 9112 §3.2: a request-target has no whitespace or control characters, and no fragment
+    /// (`#` is in neither origin-form nor absolute-form; libcurl would cut a forwarded URL there,
+    /// query parameters added after it included).
     static func isValidTarget(_ target: String) -> Bool {
         guard !target.isEmpty else { return false }
-        for byte in target.utf8 where byte <= 0x20 || byte == 0x7F {
+        for byte in target.utf8 where byte <= 0x20 || byte == 0x7F || byte == UInt8(ascii: "#") {
             return false
         }
         return true

@@ -6,7 +6,13 @@
 /// is `name ":" OWS value OWS` with a token name (§5, RFC 9110 §5.6.2); a line starting with SP or
 /// HTAB continues the previous value and is joined with one SP (obs-fold, §5.2); a 1xx head is
 /// interim and skipped (RFC 9110 §15.2). Lines after the final head (trailers) are ignored.
+/// A head over ``maxHeadBytes`` is an error, as nginx's "upstream sent too big header" (502), and
+/// so are bytes no field value may hold (NUL, bare CR, other controls but HTAB: RFC 9110 §5.5).
 struct ResponseHeadParser {
+    /// The most bytes of one head, status line and CRLFs included: nginx's default
+    /// `proxy_buffer_size` on most systems. The HTTP server keeps room for this much.
+    static let maxHeadBytes = 8 * 1024
+
     /// What one line completed.
     enum Event: Equatable {
         case none
@@ -18,11 +24,15 @@ struct ResponseHeadParser {
     private(set) var headers: [(String, String)] = []
     /// True once the final head has been returned.
     private(set) var isComplete = false
+    /// Bytes of the current head so far.
+    private var headBytes = 0
 
     /// Feeds one line (its CRLF or LF included or not).
     /// - Throws: `UpstreamError.protocolError` for a malformed status line or field line.
     mutating func consume(line raw: UnsafeRawBufferPointer) throws(UpstreamError) -> Event {
         if isComplete { return .none }
+        headBytes += raw.count
+        if headBytes > Self.maxHeadBytes { throw .protocolError("response head over \(Self.maxHeadBytes) bytes") }
         var line = raw[...]
         if line.last == UInt8(ascii: "\n") { line = line.dropLast() }
         if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
@@ -36,15 +46,18 @@ struct ResponseHeadParser {
         if line.isEmpty {
             if (100..<200).contains(current) {
                 status = nil
+                headBytes = 0
                 headers.removeAll(keepingCapacity: true)
                 return .none
             }
+            try Self.checkFraming(headers)
             isComplete = true
             return .head(status: current)
         }
         if let first = line.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") {
             guard let last = headers.popLast() else { throw .protocolError("folded line before any field") }
             let more = Self.trimmingOWS(line)
+            guard more.allSatisfy(Self.isFieldValueByte) else { throw .protocolError("control byte in a field value") }
             headers.append((last.0, more.isEmpty ? last.1 : last.1 + " " + Self.text(more)))
             return .none
         }
@@ -56,8 +69,34 @@ struct ResponseHeadParser {
             throw .protocolError("invalid field name")
         }
         let value = Self.trimmingOWS(line[(colon + 1)...])
+        guard value.allSatisfy(Self.isFieldValueByte) else { throw .protocolError("control byte in a field value") }
         headers.append((Self.text(name), Self.text(value)))
         return .none
+    }
+
+    /// RFC 9112 §6.3: without `Transfer-Encoding`, the `Content-Length` fields (and the list items
+    /// in each) must be digits and all the same number; anything else is invalid framing, which a
+    /// proxy answers with 502 rather than guess a body length (libcurl would take the last one).
+    private static func checkFraming(_ headers: [(String, String)]) throws(UpstreamError) {
+        var length: Substring?
+        for (name, value) in headers {
+            if name.utf8.count == 17 && name.lowercased() == "transfer-encoding" { return }
+            guard name.utf8.count == 14 && name.lowercased() == "content-length" else { continue }
+            for item in value.split(separator: ",", omittingEmptySubsequences: false) {
+                let digits = item.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }
+                let number = Substring(digits.reversed())
+                guard !number.isEmpty, number.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), length == nil || length == number else {
+                    throw .protocolError("invalid Content-Length")
+                }
+                length = number
+            }
+        }
+    }
+
+    /// RFC 9110 §5.5: field values are visible characters, SP, HTAB and obs-text; a bare CR, NUL
+    /// or other control byte would be refused by the server sending it on (or worse, split a line).
+    private static func isFieldValueByte(_ byte: UInt8) -> Bool {
+        byte >= 0x20 ? byte != 0x7F : byte == 0x09
     }
 
     /// Parses `HTTP/x.y NNN[ reason]` (RFC 9112 §4) into its status code.

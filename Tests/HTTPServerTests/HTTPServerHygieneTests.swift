@@ -80,6 +80,33 @@ final class HTTPServerHygieneTests: XCTestCase {
         try assertRefused("G(E)T / HTTP/1.1\r\nHost: x\r\n\r\n", reason: "invalid_method")
     }
 
+    func testFragmentInTheTargetIs400() throws {
+        // libcurl would cut the forwarded URL at `#`, query parameters added after it included.
+        try assertRefused("GET /a?b=1#frag HTTP/1.1\r\nHost: x\r\n\r\n", reason: "invalid_target")
+        try assertRefused("GET /a#b HTTP/1.1\r\nHost: x\r\n\r\n", reason: "invalid_target")
+    }
+
+    func testMoreThanAHundredFieldsIs431() throws {
+        let fields = (0..<100).map { "X-F\($0): v\r\n" }.joined()
+        try assertRefused("GET / HTTP/1.1\r\nHost: x\r\n\(fields)\r\n", status: 431, reason: "too_many_fields")
+    }
+
+    func testTheLargestHeadAllowedStillGetsALargeAnswer() throws {
+        // 100 fields and ~16 KiB of head fill libmicrohttpd's pool as far as the limits let them;
+        // an answer head of 8 KiB must still fit beside them (it used to close the connection silently).
+        let server = try startServer { _, _, writer in
+            let headers = (0..<8).map { ("X-Answer-\($0)", String(repeating: "a", count: 990)) }
+            writer.respond(status: 200, headers: headers, body: Array("done".utf8))
+        }
+        let value = String(repeating: "v", count: 150)
+        let fields = (0..<99).map { "X-F\($0): \(value)\r\n" }.joined()
+        let client = try RawClient(port: server.port)
+        let response = try client.exchange("GET / HTTP/1.1\r\nHost: x\r\n\(fields)\r\n")
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(response.text, "done")
+        XCTAssertEqual(response.header("X-Answer-7")?.count, 990)
+    }
+
     func testControlCharacterInAFieldValueIs400() throws {
         try assertRefused("GET / HTTP/1.1\r\nHost: x\r\nX-A: a\rb\r\n\r\n", reason: "invalid_field_value")
     }

@@ -42,6 +42,11 @@ final class RequestRewriteTests: XCTestCase {
             ("Host", "keyward.example"),
             ("Content-Length", "12"),
             ("Expect", "100-continue"),
+            ("Cookie2", "$Version=1"),
+            ("X-Auth-Token", "client-token"),
+            ("X-Amz-Security-Token", "client-token"),
+            ("X-Original-URL", "/admin"),
+            ("x-rewrite-url", "/admin"),
             ("Accept", "text/event-stream"),
             ("OpenAI-Beta", "assistants=v2"),
         ]
@@ -151,9 +156,10 @@ final class ResponseRewriteTests: XCTestCase {
             ("set-cookie2", "x"),
             ("Connection", "close, X-Hop"),
             ("X-Hop", "1"),
-            ("Transfer-Encoding", "chunked"),
             ("Keep-Alive", "timeout=5"),
             ("Access-Control-Allow-Origin", "*"),
+            ("X-Loud", "aiza/SECRET"),
+            ("X-AIza/secret-Seen", "1"),
             ("access-control-allow-credentials", "true"),
             ("Alt-Svc", "h3=\":443\""),
             ("X-Debug-Url", "https://generativelanguage.googleapis.com/v1?key=AIza%2Fsecret"),
@@ -163,6 +169,18 @@ final class ResponseRewriteTests: XCTestCase {
         ]
         let client = ResponseRewrite.clientHeaders(upstream, credential: credential)
         XCTAssertEqual(client.map(\.name), ["Content-Type", "Content-Length", "x-request-id"])
+    }
+
+    func testContentLengthBesideATransferCodingIsNotForwarded() throws {
+        let registry = try ProviderRegistry.load(path: repositoryRoot() + "/providers.toml")
+        let credential = try ProviderCredential(provider: try XCTUnwrap(registry.provider(named: "openai")), secretValue: "sk-test-123")
+        let upstream: [(name: String, value: String)] = [
+            ("Content-Length", "5"), ("Transfer-Encoding", "chunked"), ("Content-Type", "text/plain"),
+        ]
+        // RFC 9112 §6.3: the coding frames the body; the length would promise bytes that never come.
+        XCTAssertEqual(ResponseRewrite.clientHeaders(upstream, credential: credential).map(\.name), ["Content-Type"])
+        XCTAssertEqual(
+            ResponseRewrite.clientHeaders([("Content-Length", "5")], credential: credential).map(\.name), ["Content-Length"])
     }
 
     func testBasicCredentialEchoIsDropped() throws {

@@ -54,10 +54,38 @@ final class ResponseHeadParserTests: XCTestCase {
             ["HTTP/1.1 20 OK\r\n"], ["ICY 200 OK\r\n"], ["HTTP/1.1 999 Bad\r\n"], ["HTTP/1.1 200OK\r\n"],
             ["HTTP/1.1 200 OK\r\n", "no colon here\r\n"], ["HTTP/1.1 200 OK\r\n", "Bad Name: x\r\n"],
             ["HTTP/1.1 200 OK\r\n", " folded first\r\n"],
+            // Bytes no field value may hold: a bare CR would split the line when sent on, a NUL cut it.
+            ["HTTP/1.1 200 OK\r\n", "X-A: a\rInjected: yes\r\n"], ["HTTP/1.1 200 OK\r\n", "X-A: a\u{0}b\r\n"],
+            ["HTTP/1.1 200 OK\r\n", "X-A: a\r\n", " b\u{1}\r\n"],
+            // Framing a proxy cannot trust (RFC 9112 §6.3): lengths that disagree or are not numbers.
+            ["HTTP/1.1 200 OK\r\n", "Content-Length: 2\r\n", "Content-Length: 3\r\n", "\r\n"],
+            ["HTTP/1.1 200 OK\r\n", "Content-Length: 2, 3\r\n", "\r\n"],
+            ["HTTP/1.1 200 OK\r\n", "Content-Length: -1\r\n", "\r\n"],
+            ["HTTP/1.1 200 OK\r\n", "content-length: \r\n", "\r\n"],
         ] {
             XCTAssertThrowsError(try feed(lines), "\(lines)") {
                 XCTAssertEqual(($0 as? UpstreamError)?.reason, "upstream_protocol")
             }
         }
+    }
+
+    func testRepeatedEqualLengthsAndALengthBesideACodingAreAccepted() throws {
+        let (events, _) = try feed(["HTTP/1.1 200 OK\r\n", "Content-Length: 2, 2\r\n", "Content-Length: 2\r\n", "\r\n"])
+        XCTAssertEqual(events.last, .head(status: 200))
+        // The coding frames the body; the length is dropped before forwarding (ResponseRewrite).
+        let (coded, _) = try feed(["HTTP/1.1 200 OK\r\n", "Content-Length: 9\r\n", "Transfer-Encoding: chunked\r\n", "\r\n"])
+        XCTAssertEqual(coded.last, .head(status: 200))
+    }
+
+    func testAHeadOverEightKibibytesIsAProtocolError() throws {
+        let field = "X-Big: " + String(repeating: "v", count: 1000) + "\r\n"
+        let lines = ["HTTP/1.1 200 OK\r\n"] + Array(repeating: field, count: 8) + ["\r\n"]
+        XCTAssertNoThrow(try feed(lines))  // 8,091 bytes
+        XCTAssertThrowsError(try feed(["HTTP/1.1 200 OK\r\n"] + Array(repeating: field, count: 9) + ["\r\n"])) {
+            XCTAssertEqual(($0 as? UpstreamError)?.reason, "upstream_protocol")
+        }
+        // Interim heads do not count toward the final one.
+        let interim = ["HTTP/1.1 103 Early Hints\r\n"] + Array(repeating: field, count: 7) + ["\r\n"]
+        XCTAssertNoThrow(try feed(interim + lines))
     }
 }

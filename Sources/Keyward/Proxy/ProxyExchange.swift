@@ -87,6 +87,12 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
             .map { ($0.name, $0.value) }
         // The provider's own X-Request-Id (if any) passes through untouched; ours has its own name.
         clientHeaders.append(("X-Keyward-Request-Id", context.id))
+        if status == 204 || status == 304 {
+            // No content by definition (RFC 9110 §15.3.5, §15.4.5): a fixed empty answer, since a
+            // stream would frame an empty chunked body.
+            answer(HeldHead(status: status, headers: clientHeaders, bodyLength: 0), body: [])
+            return
+        }
         if let length = oneShotLength(status: status, headers: clientHeaders) {
             let head = HeldHead(status: status, headers: clientHeaders, bodyLength: length)
             if length == 0 {

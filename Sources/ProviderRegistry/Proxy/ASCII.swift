@@ -33,8 +33,9 @@ enum ASCII {
         String(decoding: text.utf8.map(lower), as: UTF8.self)
     }
 
-    /// `haystack` contains `needle` as a byte sequence (`needle` non-empty).
-    static func contains(_ haystack: String, _ needle: [UInt8]) -> Bool {
+    /// `haystack` contains `needle` as a byte sequence, ignoring ASCII case (`needle` non-empty and
+    /// already lowercase).
+    static func containsIgnoringCase(_ haystack: String, _ needle: [UInt8]) -> Bool {
         guard !needle.isEmpty, haystack.utf8.count >= needle.count else { return false }
         if let found = haystack.utf8.withContiguousStorageIfAvailable({ search($0, needle) }) { return found }
         return Array(haystack.utf8).withUnsafeBufferPointer { search($0, needle) }
@@ -46,9 +47,9 @@ enum ASCII {
             let last = haystack.count - needle.count
             var start = 0
             while start <= last {
-                if haystack[start] == first {
+                if lower(haystack[start]) == first {
                     var offset = 1
-                    while offset < needle.count, haystack[start + offset] == needle[offset] { offset += 1 }
+                    while offset < needle.count, lower(haystack[start + offset]) == needle[offset] { offset += 1 }
                     if offset == needle.count { return true }
                 }
                 start += 1

@@ -22,9 +22,14 @@ public enum HeaderRules {
     /// credentials and cookies of the client, the client's address, and fields Keyward sets itself
     /// (`Host`; `Content-Length`, which the upstream client sets from the buffered body; `Expect`,
     /// since the body has already been read).
-    public static let requestDropped: [String] = hopByHop + keyHeaders + clientAddressHeaders + methodOverrideHeaders + [
-        "authorization", "cookie", "host", "content-length", "expect",
-    ]
+    public static let requestDropped: [String] = hopByHop + keyHeaders + clientAddressHeaders + methodOverrideHeaders
+        + urlOverrideHeaders + [
+            "authorization", "cookie", "cookie2", "x-auth-token", "x-amz-security-token", "host", "content-length", "expect",
+        ]
+
+    /// Fields some servers and frameworks honour to route a request to another path than the request
+    /// line's: forwarded, they would step around the path allowlist.
+    public static let urlOverrideHeaders: [String] = ["x-original-url", "x-rewrite-url"]
 
     /// Fields some APIs (Google's among them) honour to run another method than the request line's:
     /// forwarded, they would step around the method allowlist.

@@ -12,8 +12,9 @@ public struct ProviderCredential: Sendable, CustomStringConvertible {
     let queryParameter: String?
     /// The query parameter name for query auth (compared ignoring case), or nil.
     let queryName: String?
-    /// Byte strings whose presence in a response header means the key is echoed: the raw key, its
-    /// percent-encoded form, and the injected header value (Basic credentials are base64).
+    /// Byte strings whose presence in a response header's name or value, in any letter case, means
+    /// the key is echoed: the raw key, its percent-encoded form, and the injected header value
+    /// (Basic credentials are base64). Stored lowercase.
     let sensitiveForms: [[UInt8]]
 
     /// Prepares `secretValue` for `provider`.
@@ -41,7 +42,7 @@ public struct ProviderCredential: Sendable, CustomStringConvertible {
             queryParameter = PercentEncoding.encodeQueryComponent(name) + "=" + encoded
             queryName = ASCII.lowercased(name)
         }
-        sensitiveForms = forms
+        sensitiveForms = forms.map { $0.map(ASCII.lower) }
     }
 
     public var description: String { "ProviderCredential(\(providerName), redacted)" }

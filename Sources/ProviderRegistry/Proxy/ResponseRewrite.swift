@@ -2,18 +2,25 @@
 public enum ResponseRewrite {
     /// The upstream headers in order, minus `Set-Cookie`/`Set-Cookie2`, hop-by-hop fields (RFC 9110
     /// §7.6.1) including those named by `Connection`, `Alt-Svc`, `Access-Control-*`, and any header whose
-    /// value contains the injected key in any form the credential knows (raw, percent-encoded, Basic token).
+    /// name or value contains the injected key in any form the credential knows (raw, percent-encoded,
+    /// Basic token), in any letter case.
+    /// `Content-Length` goes too when the upstream also sent `Transfer-Encoding` (RFC 9112 §6.3: the
+    /// coding wins, and a proxy must remove the length before forwarding).
     public static func clientHeaders(
         _ upstream: [(name: String, value: String)], credential: ProviderCredential
     ) -> [(name: String, value: String)] {
         let nominated = HeaderRules.connectionNominated(upstream)
+        let hasTransferCoding = upstream.contains { ASCII.equalsIgnoringCase($0.name, "transfer-encoding") }
         var headers: [(name: String, value: String)] = []
         headers.reserveCapacity(upstream.count)
         for field in upstream {
             if HeaderRules.responseDroppedSet.contains(field.name) || nominated?.contains(field.name) == true {
                 continue
             }
-            if credential.sensitiveForms.contains(where: { ASCII.contains(field.value, $0) }) { continue }
+            if hasTransferCoding && ASCII.equalsIgnoringCase(field.name, "content-length") { continue }
+            if credential.sensitiveForms.contains(where: {
+                ASCII.containsIgnoringCase(field.value, $0) || ASCII.containsIgnoringCase(field.name, $0)
+            }) { continue }
             headers.append(field)
         }
         return headers

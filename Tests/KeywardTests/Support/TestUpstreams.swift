@@ -79,3 +79,56 @@ func residentBytes() -> Int {
     guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
     return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
 }
+
+/// An upstream that answers every request with the same raw bytes, whatever they are: for the
+/// malformed answers an HTTP library would refuse to write. One thread per connection; each
+/// request head (up to its blank line) gets `answer`, and the connection stays open.
+final class RawUpstream: @unchecked Sendable {
+    private let listener: Int32
+    private let answer: [UInt8]
+    let port: UInt16
+
+    init(answer: String) throws {
+        self.answer = Array(answer.utf8)
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.listener = listener
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }
+        guard bound == 0, listen(listener, 16) == 0 else { throw POSIXError(.EADDRINUSE) }
+        var actual = sockaddr_in()
+        var actualLength = length
+        _ = withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &actualLength) }
+        }
+        port = UInt16(bigEndian: actual.sin_port)
+        Thread.detachNewThread { [self] in acceptLoop() }
+    }
+
+    func stop() { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
+
+    private func acceptLoop() {
+        while true {
+            let connection = accept(listener, nil, nil)
+            guard connection >= 0 else { return }
+            Thread.detachNewThread { [self] in serve(connection) }
+        }
+    }
+
+    private func serve(_ connection: Int32) {
+        defer { close(connection) }
+        var pending: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { return }
+            pending += buffer[0..<count]
+            while let end = pending.firstRange(of: Array("\r\n\r\n".utf8)) {
+                pending.removeSubrange(0..<end.upperBound)
+                _ = answer.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            }
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import Keyward
+import XCTest
+
+/// Answers a provider frames badly or oddly: the client gets either a correctly framed answer or
+/// one 502 `upstream_error`, never a truncated body, a glued header or a silent close.
+final class ProxyUpstreamFramingTests: XCTestCase {
+    var env: TestDeployment!
+    var upstream: RawUpstream!
+
+    override func tearDown() {
+        env?.shutdown()
+        upstream?.stop()
+    }
+
+    private func call(answer: String) throws -> (status: Int, body: String, reason: String?, headers: (String) -> String?) {
+        upstream = try RawUpstream(answer: answer)
+        let port = upstream.port
+        env = try TestDeployment(extraProviders: { _ in
+            TestDeployment.loopbackProvider("raw", port: port, allow: [("GET", "/x")])
+        })
+        let (_, token) = try env.session()
+        let response = try env.client.call("GET", "/p/raw/x", headers: [env.bearer(token)])
+        return (response.status, String(decoding: response.body, as: UTF8.self), env.lastReason(route: "proxy"), { response.header($0) })
+    }
+
+    func testNotModifiedCarriesNoBody() throws {
+        let result = try call(answer: "HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\nContent-Length: 10\r\n\r\n")
+        XCTAssertEqual(result.status, 304)
+        XCTAssertEqual(result.body, "")
+        XCTAssertEqual(result.headers("etag"), "\"v1\"")
+        XCTAssertNil(result.headers("transfer-encoding"))
+    }
+
+    func testLengthBesideAChunkedCodingIsNotForwarded() throws {
+        let result = try call(answer: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n")
+        XCTAssertEqual(result.status, 200)
+        XCTAssertEqual(result.body, "hi")
+        XCTAssertNotEqual(result.headers("content-length"), "5")
+    }
+
+    func testDisagreeingLengthsAreAnUpstreamError() throws {
+        let result = try call(answer: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nhi!")
+        XCTAssertEqual(result.status, 502)
+        XCTAssertEqual(result.body, #"{"error":"upstream_error"}"#)
+        XCTAssertEqual(result.reason, "upstream_protocol")
+    }
+
+    func testBareCarriageReturnInAFieldIsAnUpstreamError() throws {
+        let result = try call(answer: "HTTP/1.1 200 OK\r\nX-A: a\rInjected: yes\r\nContent-Length: 2\r\n\r\nhi")
+        XCTAssertEqual(result.status, 502)
+        XCTAssertEqual(result.body, #"{"error":"upstream_error"}"#)
+        XCTAssertEqual(result.reason, "upstream_protocol")
+    }
+
+    func testHeadOverEightKibibytesIsAnUpstreamError() throws {
+        let fields = (0..<100).map { "X-H\($0): " + String(repeating: "h", count: 100) + "\r\n" }.joined()
+        let result = try call(answer: "HTTP/1.1 200 OK\r\n\(fields)Content-Length: 2\r\n\r\nhi")
+        XCTAssertEqual(result.status, 502)
+        XCTAssertEqual(result.reason, "upstream_protocol")
+    }
+}
