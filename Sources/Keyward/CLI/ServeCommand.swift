@@ -54,7 +54,7 @@ enum ServeCommand {
             logger.info(
                 "started",
                 "proxy on \(configuration.proxyListen.host):\(server.port), admin on \(configuration.adminListen.host):\(server.adminPort ?? 0), "
-                    + "\(providers.current.registry.names.count) providers, iOS \(configuration.apple == nil ? "off" : "on"), "
+                    + "\(providers.current.registry.names.count) provider\(providers.current.registry.names.count == 1 ? "" : "s"), iOS \(configuration.apple == nil ? "off" : "on"), "
                     + "Android \(configuration.android == nil ? "off" : "on")")
             server.runUntilTerminated()
             upstream.shutdown()

@@ -149,7 +149,8 @@ public final class KeywardServer: Sendable {
         do {
             let next = try reloadProviders()
             service.providers.replace(with: next)
-            service.logger.info("providers_reloaded", "\(next.registry.providers.count) providers in force")
+            let count = next.registry.providers.count
+            service.logger.info("providers_reloaded", "\(count) provider\(count == 1 ? "" : "s") in force")
             return true
         } catch {
             service.logger.info("providers_reload_refused", "kept the registry in force: \(error)")
