@@ -19,4 +19,19 @@ enum HTTPToken {
     static func isToken(_ text: String) -> Bool {
         !text.isEmpty && text.utf8.allSatisfy(isTokenByte)
     }
+
+    /// True when `name` equals `lowercased` ignoring ASCII case (field names are case-insensitive,
+    /// RFC 9110 §5.1); `lowercased` must already be lowercase. No allocation.
+    static func equalsIgnoringCase(_ name: String, _ lowercased: StaticString) -> Bool {
+        guard name.utf8.count == lowercased.utf8CodeUnitCount else { return false }
+        return lowercased.withUTF8Buffer { expected in
+            var index = 0
+            for byte in name.utf8 {
+                let folded = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+                if folded != expected[index] { return false }
+                index += 1
+            }
+            return true
+        }
+    }
 }

@@ -78,18 +78,36 @@ struct ResponseHeadParser {
     /// in each) must be digits and all the same number; anything else is invalid framing, which a
     /// proxy answers with 502 rather than guess a body length (libcurl would take the last one).
     private static func checkFraming(_ headers: [(String, String)]) throws(UpstreamError) {
-        var length: Substring?
+        var length: UInt64?
         for (name, value) in headers {
-            if name.utf8.count == 17 && name.lowercased() == "transfer-encoding" { return }
-            guard name.utf8.count == 14 && name.lowercased() == "content-length" else { continue }
-            for item in value.split(separator: ",", omittingEmptySubsequences: false) {
-                let digits = item.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }
-                let number = Substring(digits.reversed())
-                guard !number.isEmpty, number.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), length == nil || length == number else {
+            if HTTPToken.equalsIgnoringCase(name, "transfer-encoding") { return }
+            guard HTTPToken.equalsIgnoringCase(name, "content-length") else { continue }
+            // Each comma-separated item: OWS digits OWS, all items the same number.
+            var item: UInt64 = 0
+            var digits = 0
+            var spaceAfterDigits = false
+            func closeItem() throws(UpstreamError) {
+                guard digits > 0, digits <= 15, length == nil || length == item else { throw .protocolError("invalid Content-Length") }
+                length = item
+                item = 0
+                digits = 0
+                spaceAfterDigits = false
+            }
+            for byte in value.utf8 {
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    guard !spaceAfterDigits else { throw .protocolError("invalid Content-Length") }
+                    item = item &* 10 &+ UInt64(byte - UInt8(ascii: "0"))
+                    digits += 1
+                case UInt8(ascii: " "), UInt8(ascii: "\t"):
+                    if digits > 0 { spaceAfterDigits = true }
+                case UInt8(ascii: ","):
+                    try closeItem()
+                default:
                     throw .protocolError("invalid Content-Length")
                 }
-                length = number
             }
+            try closeItem()
         }
     }
 
