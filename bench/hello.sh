@@ -7,7 +7,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
-trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
+pid=""
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
 command -v wrk >/dev/null || { sudo apt-get install -y wrk || apt-get install -y wrk; }
 
 cat > "$work/module.modulemap" <<MAP
@@ -18,9 +19,13 @@ module CShims [system] {
 MAP
 cc -O2 -c "$root/Sources/CShims/microhttpd_shims.c" -I "$root/Sources/CShims/include" -o "$work/shims.o"
 cp "$root/bench/hello-main.swift" "$work/main.swift"   # top-level code lives in main.swift
-swiftc -O -module-name HelloBench -o "$work/hello" \
+# The lock module first (HTTPServer imports it).
+swiftc -O -package-name Keyward -module-name KeywardSupport -parse-as-library \
+    -emit-library -static -emit-module -emit-module-path "$work/KeywardSupport.swiftmodule" \
+    -o "$work/libKeywardSupport.a" "$root"/Sources/KeywardSupport/*.swift
+swiftc -O -package-name Keyward -module-name HelloBench -o "$work/hello" \
     -I "$root/Sources/CMicroHTTPD" -I "$work" \
-    "$root"/Sources/HTTPServer/*.swift "$work/main.swift" "$work/shims.o" -lmicrohttpd
+    "$root"/Sources/HTTPServer/*.swift "$work/main.swift" "$work/shims.o" "$work/libKeywardSupport.a" -lmicrohttpd
 port=18089
 "$work/hello" "$port" & pid=$!
 sleep 0.5
