@@ -57,8 +57,9 @@ public final class HTTPServer: Sendable {
     ///   - configuration: address and bounds.
     ///   - bodyLimit: the most body bytes to accept for this head (bytes, ≥ 0),
     ///     decided before any body byte is read. Called on a worker thread.
-    ///   - onRefusal: told of each request the server refused itself (400/413/431)
-    ///     with its reason slug, for logs and metrics. Called on a worker thread; must not block.
+    ///   - onRefusal: told of each request the server refused itself (400/413/431), and of each
+    ///     the client abandoned before its body was complete (499), with its reason slug, for logs
+    ///     and metrics. Called on a worker thread; must not block.
     ///   - externalLoop: nil = libmicrohttpd's own `configuration.threads` workers; otherwise no
     ///     thread of its own: the loop it describes runs the server (``ExternalLoop``), and
     ///     "worker thread" above means that loop's thread.

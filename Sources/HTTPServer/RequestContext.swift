@@ -160,6 +160,13 @@ final class RequestContext: @unchecked Sendable {
     /// Fires `onClose` when the response was not fully delivered (a stream the
     /// producer aborted excepted: it knows).
     func complete(cleanly: Bool) {
+        // Head accepted, body never finished (the client left or idled out): no handler ran, so
+        // only the server can tell the application the request existed.
+        if phase == .body, let head {
+            phase = .refused
+            core.onRefusal?(HTTPRequestRefusal(
+                status: 499, code: "client_closed", reason: "body_incomplete", remoteAddress: head.remoteAddress))
+        }
         // Callbacks leave the lock before they are called or released: releasing one may
         // run a ResponseWriter's or ResponseStream's deinit, which takes this lock again.
         let (callback, released) = shared.withLock { shared -> (Callback?, [Callback?]) in

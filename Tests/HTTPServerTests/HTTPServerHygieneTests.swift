@@ -80,6 +80,25 @@ final class HTTPServerHygieneTests: XCTestCase {
         try assertRefused("G(E)T / HTTP/1.1\r\nHost: x\r\n\r\n", reason: "invalid_method")
     }
 
+    func testABodyTheClientAbandonsIsReportedAs499() throws {
+        let refusals = Box<[HTTPRequestRefusal]>([])
+        let calls = Box(0)
+        let server = try hygieneServer(refusals: refusals, calls: calls)
+        let client = try RawClient(port: server.port)
+        try client.send("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
+        Thread.sleep(forTimeInterval: 0.1)
+        client.closeNow()
+        let deadline = Date().addingTimeInterval(2)
+        while refusals.value.isEmpty && Date() < deadline { usleep(10_000) }
+        XCTAssertEqual(refusals.value.map(\.status), [499])
+        XCTAssertEqual(refusals.value.map(\.reason), ["body_incomplete"])
+        XCTAssertEqual(calls.value, 0)
+        // A request that completes is never reported.
+        XCTAssertEqual(try RawClient(port: server.port).exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n").status, 200)
+        Thread.sleep(forTimeInterval: 0.1)
+        XCTAssertEqual(refusals.value.count, 1)
+    }
+
     func testFragmentInTheTargetIs400() throws {
         // libcurl would cut the forwarded URL at `#`, query parameters added after it included.
         try assertRefused("GET /a?b=1#frag HTTP/1.1\r\nHost: x\r\n\r\n", reason: "invalid_target")
