@@ -24,7 +24,8 @@ public enum HTTPServerError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .invalidHost(let host): "not a numeric IP address: \(host)"
         case .invalidConfiguration(let field): "configuration out of range: \(field)"
-        case .startFailed(let host, let port): "could not listen on \(host):\(port)"
+        case .startFailed(let host, let port):
+            "could not listen on \(host.contains(":") ? "[\(host)]" : host):\(port) (in use, or not an address of this machine)"
         case .notStartable: "the server is running or was stopped"
         }
     }

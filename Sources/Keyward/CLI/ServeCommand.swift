@@ -53,7 +53,8 @@ enum ServeCommand {
             try server.start()
             logger.info(
                 "started",
-                "proxy on \(configuration.proxyListen.host):\(server.port), admin on \(configuration.adminListen.host):\(server.adminPort ?? 0), "
+                "proxy on \(ListenAddress(host: configuration.proxyListen.host, port: server.port)), "
+                    + "admin on \(ListenAddress(host: configuration.adminListen.host, port: server.adminPort ?? 0)), "
                     + "\(providers.current.registry.names.count) provider\(providers.current.registry.names.count == 1 ? "" : "s"), iOS \(configuration.apple == nil ? "off" : "on"), "
                     + "Android \(configuration.android == nil ? "off" : "on")")
             server.runUntilTerminated()
