@@ -113,6 +113,24 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(result.stderr.contains("warning: store.url: the folder /nonexistent-keyward-folder does not exist yet"), result.stderr)
     }
 
+    func testCheckConfigWarnsOfASignedProviderWhileIOSIsOff() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let config = try folder.write("keyward.toml", "providers_file = \"p.toml\"\n[store]\nurl = \"sqlite://\(folder.path)/k.db\"\n")
+        _ = try folder.write("p.toml", """
+            [signed]
+            base_url = "https://api.example.com"
+            secret = "P_KEY"
+            auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
+            allow = [ { method = "GET", path = "/v1/*" } ]
+            require_assertion = true
+            """)
+        let result = try KeywardBinary.run(["check-config", "--config", config], environment: ["KEYWARD_SESSION_KEY": Self.sessionKeyPEM, "P_KEY": "k"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stderr.contains("warning: [signed] require_assertion: iOS is off"), result.stderr)
+        XCTAssertTrue(result.stdout.contains("1 provider)"), result.stdout)
+    }
+
     func testCheckConfigReportsEachBrokenFileWithFileAndLine() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }

@@ -51,6 +51,13 @@ enum CheckConfigCommand {
             do {
                 let registry = try ProviderRegistry.load(path: providersPath)
                 providerCount = registry.names.count
+                // Only iOS sessions can sign requests: with iOS off such a provider refuses everyone.
+                if let configuration, configuration.apple == nil {
+                    for name in registry.names where registry.providers[name]?.requireAssertion == true {
+                        CLIOutput.error("\(providersPath): warning: [\(name)] require_assertion: iOS is off in "
+                            + "\(configPath) ([apple] missing), so every call to this provider is refused (403)")
+                    }
+                }
                 do { _ = try ProviderTable.resolve(registry, secrets: secrets) } catch {
                     problems += error.problems
                 }
@@ -59,7 +66,7 @@ enum CheckConfigCommand {
             }
         }
         if problems.isEmpty {
-            print("keyward check-config: ok (\(configuration == nil ? "" : configPath + ", ")\(providersPath ?? "-"): \(providerCount) providers)")
+            print("keyward check-config: ok (\(configuration == nil ? "" : configPath + ", ")\(providersPath ?? "-"): \(providerCount) provider\(providerCount == 1 ? "" : "s"))")
             return 0
         }
         let lines = problems.flatMap { $0.split(separator: "\n").map(String.init) }
