@@ -92,6 +92,14 @@ int kw_epoll_unwatch(int epfd, int fd) {
     return (errno == ENOENT || errno == EBADF) ? 0 : -1;
 }
 
+int kw_socket_kill_idle(int fd) {
+    int dead = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (dead < 0) return -1;
+    int result = dup2(dead, fd) < 0 ? -1 : 0;
+    close(dead);
+    return result;
+}
+
 int kw_epoll_wait(int epfd, int *fds, int *flags, int capacity, int timeout_ms) {
     struct epoll_event events[256];
     if (capacity > 256) capacity = 256;

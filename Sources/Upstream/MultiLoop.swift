@@ -195,7 +195,11 @@ final class MultiLoop: @unchecked Sendable {
                     continue
                 }
                 if parked.remove(socket) != nil {
-                    _ = kw_epoll_unwatch(epollFD, socket)  // an idle cached connection spoke or closed
+                    // An idle cached connection spoke or closed. Bytes it sent unasked (a late body,
+                    // a second response) would pass libcurl 7.88's liveness check and be read as the
+                    // next request's answer, for another client: kill the connection outright.
+                    _ = kw_epoll_unwatch(epollFD, socket)
+                    _ = kw_socket_kill_idle(socket)
                     continue
                 }
                 insideLibcurl = true

@@ -24,6 +24,26 @@ final class ProxyUpstreamFramingTests: XCTestCase {
         return (response.status, String(decoding: response.body, as: UTF8.self), env.lastReason(route: "proxy"), { response.header($0) })
     }
 
+    func testBytesAnIdleUpstreamConnectionSendsUnaskedNeverReachTheNextClient() throws {
+        // A 204, then 0.3 s later a whole second response nobody asked for. libcurl 7.88 would
+        // take the cached connection as alive and read those bytes as the next request's answer.
+        upstream = try RawUpstream(
+            answer: "HTTP/1.1 204 No Content\r\n\r\n",
+            late: "HTTP/1.1 200 OK\r\nX-Smuggled: yes\r\nContent-Length: 8\r\n\r\nSMUGGLED")
+        let port = upstream.port
+        // One shard: both calls share its libcurl connection pool.
+        env = try TestDeployment(extraProviders: { _ in
+            TestDeployment.loopbackProvider("raw", port: port, allow: [("GET", "/x")])
+        }, shards: 1)
+        let (_, token) = try env.session()
+        XCTAssertEqual(try env.client.call("GET", "/p/raw/x", headers: [env.bearer(token)]).status, 204)
+        Thread.sleep(forTimeInterval: 0.8)
+        let next = try env.client.call("GET", "/p/raw/x", headers: [env.bearer(token)])
+        XCTAssertEqual(next.status, 204)
+        XCTAssertNil(next.header("x-smuggled"))
+        XCTAssertEqual(next.body, [])
+    }
+
     func testNotModifiedCarriesNoBody() throws {
         let result = try call(answer: "HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\nContent-Length: 10\r\n\r\n")
         XCTAssertEqual(result.status, 304)

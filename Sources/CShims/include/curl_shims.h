@@ -60,6 +60,13 @@ int kw_epoll_create(void);
 int kw_epoll_watch(int epfd, int fd, int in_out, int known);
 /// Stops watching `fd`; 0 or -1 (ENOENT and EBADF are not errors: the socket may already be closed).
 int kw_epoll_unwatch(int epfd, int fd);
+
+/// Replaces the connection behind `fd` with a fresh, unconnected TCP socket (dup2), closing the
+/// connection. For an idle cached connection libcurl still owns: its next liveness check then
+/// finds the socket dead (poll reports a hang-up, recv fails) and it opens a new connection,
+/// whereas bytes a server sent unasked would have passed as alive and been read as the next
+/// answer. Returns 0, or -1 (errno set).
+int kw_socket_kill_idle(int fd);
 /// `epoll_wait` into plain arrays: for each ready descriptor, its fd and CURL_CSELECT_* flags.
 /// Returns how many are ready (0 on timeout or EINTR), -1 on error.
 int kw_epoll_wait(int epfd, int *fds, int *flags, int capacity, int timeout_ms);

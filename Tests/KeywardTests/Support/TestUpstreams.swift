@@ -82,14 +82,19 @@ func residentBytes() -> Int {
 
 /// An upstream that answers every request with the same raw bytes, whatever they are: for the
 /// malformed answers an HTTP library would refuse to write. One thread per connection; each
-/// request head (up to its blank line) gets `answer`, and the connection stays open.
+/// request head (up to its blank line) gets `answer`, and the connection stays open. With `late`,
+/// a connection's first answer is followed `lateDelay` seconds later by those bytes, unasked.
 final class RawUpstream: @unchecked Sendable {
     private let listener: Int32
     private let answer: [UInt8]
+    private let late: [UInt8]?
+    private let lateDelay: TimeInterval
     let port: UInt16
 
-    init(answer: String) throws {
+    init(answer: String, late: String? = nil, lateDelay: TimeInterval = 0.3) throws {
         self.answer = Array(answer.utf8)
+        self.late = late.map { Array($0.utf8) }
+        self.lateDelay = lateDelay
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         self.listener = listener
         var address = sockaddr_in()
@@ -120,6 +125,7 @@ final class RawUpstream: @unchecked Sendable {
     private func serve(_ connection: Int32) {
         defer { close(connection) }
         var pending: [UInt8] = []
+        var sentLate = false
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
             let count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
@@ -128,6 +134,11 @@ final class RawUpstream: @unchecked Sendable {
             while let end = pending.firstRange(of: Array("\r\n\r\n".utf8)) {
                 pending.removeSubrange(0..<end.upperBound)
                 _ = answer.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if let late, !sentLate {
+                    sentLate = true
+                    Thread.sleep(forTimeInterval: lateDelay)
+                    _ = late.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                }
             }
         }
     }
