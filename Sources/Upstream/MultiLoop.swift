@@ -49,6 +49,9 @@ final class MultiLoop: @unchecked Sendable {
     /// watches it) and the number may come back for a new socket: a parked number is therefore always
     /// re-registered, never trusted. An event on a parked socket removes it for good. Loop thread only.
     private var parked: Set<curl_socket_t> = []
+    /// For each parked socket, the transfer that was using it when libcurl stopped watching it.
+    /// Loop thread only.
+    private var parkedBy: [curl_socket_t: ObjectIdentifier] = [:]
     private let inbox = Locked(Inbox())
     /// `pthread_self()` of the loop thread, to refuse blocking calls made on it.
     private let loopThreadID = Atomic<UInt>(0)
@@ -85,9 +88,9 @@ final class MultiLoop: @unchecked Sendable {
         let context = Unmanaged.passUnretained(self).toOpaque()  // the thread below keeps self alive
         _ = kw_curl_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, context)
         _ = kw_curl_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, context)
-        _ = kw_curl_multi_set_socket_function(multi) { _, socket, what, context, _ in
+        _ = kw_curl_multi_set_socket_function(multi) { easy, socket, what, context, _ in
             guard let context else { return -1 }
-            Unmanaged<MultiLoop>.fromOpaque(context).takeUnretainedValue().watch(socket, what: what)
+            Unmanaged<MultiLoop>.fromOpaque(context).takeUnretainedValue().watch(socket, what: what, easy: easy)
             return 0
         }
         _ = kw_curl_multi_set_timer_function(multi) { _, timeoutMs, context in
@@ -195,11 +198,14 @@ final class MultiLoop: @unchecked Sendable {
                     continue
                 }
                 if parked.remove(socket) != nil {
-                    // An idle cached connection spoke or closed. Bytes it sent unasked (a late body,
-                    // a second response) would pass libcurl 7.88's liveness check and be read as the
-                    // next request's answer, for another client: kill the connection outright.
                     _ = kw_epoll_unwatch(epollFD, socket)
-                    _ = kw_socket_kill_idle(socket)
+                    // A paused transfer's socket is parked too (libcurl stops watching it): that one
+                    // is in use and its bytes are the transfer's. Otherwise an idle cached connection
+                    // spoke or closed: bytes it sent unasked (a late body, a second response) would
+                    // pass libcurl 7.88's liveness check and be read as the next request's answer,
+                    // for another client. Kill the connection outright.
+                    let owner = parkedBy.removeValue(forKey: socket)
+                    if owner.map({ active[$0] == nil }) ?? true { _ = kw_socket_kill_idle(socket) }
                     continue
                 }
                 insideLibcurl = true
@@ -238,11 +244,21 @@ final class MultiLoop: @unchecked Sendable {
     }
 
     /// CURLMOPT_SOCKETFUNCTION: start, change or stop watching one of libcurl's sockets.
-    private func watch(_ socket: curl_socket_t, what: Int32) {
+    private func watch(_ socket: curl_socket_t, what: Int32, easy: UnsafeMutableRawPointer?) {
         if what == CURL_POLL_REMOVE {
-            if watched.removeValue(forKey: socket) != nil { parked.insert(socket) }
+            if watched.removeValue(forKey: socket) != nil {
+                parked.insert(socket)
+                // The transfer that let go of the socket: still running if it only paused.
+                var context: UnsafeMutableRawPointer?
+                if let easy, kw_curl_easy_getinfo_private(easy, &context) == CURLE_OK, let context {
+                    parkedBy[socket] = ObjectIdentifier(TransferState.from(context))
+                } else {
+                    parkedBy[socket] = nil
+                }
+            }
             return
         }
+        parkedBy[socket] = nil
         let interest = what & CURL_POLL_INOUT
         let wasParked = parked.remove(socket) != nil
         let known = watched[socket]
