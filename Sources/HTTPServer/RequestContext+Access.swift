@@ -45,8 +45,13 @@ extension RequestContext {
             _ = MHD_get_connection_values_n(connection, .HEADER_KIND, headerIterator, pointer)
         }
 
-        // Request line + header section (RFC 9112 §2.1): method SP target SP version CRLF.
-        let headBytes = methodText.utf8.count + target.utf8.count + 12 + collector.headerBytes
+        // Request line + header section (RFC 9112 §2.1), as received: libmicrohttpd's own count
+        // includes the whitespace it trimmed from values (a field padded with 30 KiB of spaces is
+        // 30 KiB), less the blank line ending the head. The rebuilt estimate is the fallback.
+        let received = keyward_mhd_header_size(connection)
+        let headBytes = received > 2
+            ? received - 2
+            : methodText.utf8.count + target.utf8.count + 12 + collector.headerBytes
         if headBytes > core.configuration.maxHeaderBytes {
             return refuse(status: 431, code: "bad_request", reason: "head_too_large",
                           response: core.canned.headTooLarge, from: remoteAddress)

@@ -78,9 +78,9 @@ struct ResponseHeadParser {
     /// in each) must be digits and all the same number; anything else is invalid framing, which a
     /// proxy answers with 502 rather than guess a body length (libcurl would take the last one).
     private static func checkFraming(_ headers: [(String, String)]) throws(UpstreamError) {
+        if headers.contains(where: { HTTPToken.equalsIgnoringCase($0.0, "transfer-encoding") }) { return }
         var length: UInt64?
         for (name, value) in headers {
-            if HTTPToken.equalsIgnoringCase(name, "transfer-encoding") { return }
             guard HTTPToken.equalsIgnoringCase(name, "content-length") else { continue }
             // Each comma-separated item: OWS digits OWS, all items the same number.
             var item: UInt64 = 0

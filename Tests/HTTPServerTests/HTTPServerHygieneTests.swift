@@ -105,6 +105,12 @@ final class HTTPServerHygieneTests: XCTestCase {
         try assertRefused("GET /a#b HTTP/1.1\r\nHost: x\r\n\r\n", reason: "invalid_target")
     }
 
+    func testWhitespacePaddingCountsTowardTheHeadLimit() throws {
+        // Trimmed from the value, but received: 30 KiB of spaces is a 30 KiB head.
+        let padding = String(repeating: " ", count: 30_000)
+        try assertRefused("GET / HTTP/1.1\r\nHost: x\r\nX-Pad:\(padding)v\r\n\r\n", status: 431, reason: "head_too_large")
+    }
+
     func testMoreThanAHundredFieldsIs431() throws {
         let fields = (0..<100).map { "X-F\($0): v\r\n" }.joined()
         try assertRefused("GET / HTTP/1.1\r\nHost: x\r\n\(fields)\r\n", status: 431, reason: "too_many_fields")

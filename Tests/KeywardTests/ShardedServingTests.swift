@@ -23,6 +23,25 @@ final class ShardedServingTests: XCTestCase {
         XCTAssertEqual(try env.client.call("GET", "/p/chat/v1/models", headers: [env.bearer(token)]).status, 200)
     }
 
+    func testAStreamStillRunningWhenTheGracePeriodEndsIsLoggedAsCutByTheStop() throws {
+        env = try TestDeployment(eventCount: 3, eventGapMillis: 3_000, shards: 2)
+        let (_, token) = try env.session()
+        let firstEvent = DispatchSemaphore(value: 0)
+        let ended = DispatchSemaphore(value: 0)
+        Thread.detachNewThread { [env] in
+            _ = try? env!.client.stream(
+                "POST", "/p/chat/v1/chat/completions", headers: [env!.bearer(token)], body: Array("{}".utf8)
+            ) { _ in firstEvent.signal() }
+            ended.signal()
+        }
+        XCTAssertEqual(firstEvent.wait(timeout: .now() + 3), .success)
+        env.deployment.server.drain(gracePeriodMilliseconds: 300)
+        XCTAssertEqual(ended.wait(timeout: .now() + 3), .success)
+        let deadline = Date().addingTimeInterval(2)
+        while env.lastReason(route: "proxy") == nil && Date() < deadline { usleep(10_000) }
+        XCTAssertEqual(env.lastReason(route: "proxy"), "stream_cut_server_stopping")
+    }
+
     func testDrainLetsAStreamOnAnyShardFinishAndThenStopsEveryShard() throws {
         env = try TestDeployment(eventCount: 3, eventGapMillis: 200, shards: 2)
         let (_, token) = try env.session()

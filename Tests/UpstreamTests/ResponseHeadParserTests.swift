@@ -75,6 +75,10 @@ final class ResponseHeadParserTests: XCTestCase {
         // The coding frames the body; the length is dropped before forwarding (ResponseRewrite).
         let (coded, _) = try feed(["HTTP/1.1 200 OK\r\n", "Content-Length: 9\r\n", "Transfer-Encoding: chunked\r\n", "\r\n"])
         XCTAssertEqual(coded.last, .head(status: 200))
+        // Whatever the field order.
+        let (later, _) = try feed(["HTTP/1.1 200 OK\r\n", "Content-Length: 2\r\n", "Content-Length: 3\r\n",
+                                   "Transfer-Encoding: chunked\r\n", "\r\n"])
+        XCTAssertEqual(later.last, .head(status: 200))
     }
 
     func testAHeadOverEightKibibytesIsAProtocolError() throws {

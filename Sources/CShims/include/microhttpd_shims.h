@@ -61,6 +61,9 @@ int keyward_mhd_epoll_fd(struct MHD_Daemon *daemon);
 /// The port the daemon is bound to (useful after binding port 0); 0 if unknown.
 uint16_t keyward_mhd_bound_port(struct MHD_Daemon *daemon);
 
+/// Bytes of the request head as received (request line through the blank line), or 0 if unknown.
+size_t keyward_mhd_header_size(struct MHD_Connection *connection);
+
 /// The connection's socket, or -1.
 int keyward_mhd_connection_fd(struct MHD_Connection *connection);
 

@@ -177,9 +177,12 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
         }
         context.update {
             $0.bytesOut = bytesOut
-            if clientCancelled {
-                // A graceful stop that ran out of time closes the client side too: say so.
-                $0.reason = service.draining.load(ordering: .relaxed) ? "stream_cut_server_stopping" : "client_gone"
+            if service.cutting.load(ordering: .relaxed) && (clientCancelled || error == .cancelled) {
+                // A graceful stop ran out of time: it cancelled the transfer (sharded) or closed the
+                // client's connection (pooled). Either way the stop cut it, not the client.
+                $0.reason = "stream_cut_server_stopping"
+            } else if clientCancelled {
+                $0.reason = "client_gone"
             } else if let error {
                 $0.reason = "stream_cut_" + error.reason
             }

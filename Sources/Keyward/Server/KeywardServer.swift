@@ -138,6 +138,7 @@ public final class KeywardServer: Sendable {
         let deadline = DispatchTime.now() + .milliseconds(max(0, gracePeriodMilliseconds))
         publicServers.forEach { $0.quiesce() }
         for server in publicServers where !server.waitUntilIdle(deadline: deadline) { break }
+        service.beginCutting()
         stopPublic()
         adminServer?.stop()
     }

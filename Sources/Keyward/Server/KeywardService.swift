@@ -29,9 +29,11 @@ public final class KeywardService: Sendable {
     let providers: ProviderTable
     let upstream: UpstreamClient
     let deviceStatus: DeviceStatusCache
-    /// Set when a graceful stop begins: `/readyz` then answers 503 so load balancers move away, and
-    /// streams cut by the stop are logged as such rather than as the client's doing.
+    /// Set when a graceful stop begins: `/readyz` then answers 503 so load balancers move away.
     let draining = Atomic<Bool>(false)
+    /// A graceful stop's grace period is over and what still runs is being cut: streams cut now are
+    /// logged as cut by the stop, not as the client's doing.
+    let cutting = Atomic<Bool>(false)
     let requestIDs = RequestIDGenerator(seed: UInt64.random(in: 0...UInt64.max))
     let android: AndroidHandshake?
 
@@ -189,6 +191,9 @@ public final class KeywardService: Sendable {
 
     /// Marks the start of a graceful stop (see `draining`).
     public func beginDraining() { draining.store(true, ordering: .relaxed) }
+
+    /// Marks the end of the grace period: streams cut from now on are logged as cut by the stop.
+    public func beginCutting() { cutting.store(true, ordering: .relaxed) }
 
     /// Deletes expired challenges, rate events and old budgets (`serve` calls it every minute).
     public func purgeExpired() {
