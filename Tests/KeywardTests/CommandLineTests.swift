@@ -97,35 +97,34 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(result.stdout.contains("ok"))
     }
 
-    func testCheckConfigWarnsOfAMissingSQLiteFolderWithoutFailing() throws {
+    /// Runs `check-config` on a keyward.toml with `storeURL` (nil: a file in the folder) and one
+    /// provider `name`, with `extra` lines in its table.
+    private func checkConfig(storeURL: String? = nil, provider name: String = "p", extra: String = "") throws
+        -> (status: Int32, stdout: String, stderr: String) {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let config = try folder.write("keyward.toml", "providers_file = \"p.toml\"\n[store]\nurl = \"sqlite:///nonexistent-keyward-folder/k.db\"\n")
+        let url = storeURL ?? "sqlite://\(folder.path)/k.db"
+        let config = try folder.write("keyward.toml", "providers_file = \"p.toml\"\n[store]\nurl = \"\(url)\"\n")
         _ = try folder.write("p.toml", """
-            [p]
+            [\(name)]
             base_url = "https://api.example.com"
             secret = "P_KEY"
             auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
             allow = [ { method = "GET", path = "/v1/*" } ]
+            \(extra)
             """)
         let result = try KeywardBinary.run(["check-config", "--config", config], environment: ["KEYWARD_SESSION_KEY": Self.sessionKeyPEM, "P_KEY": "k"])
+        return (result.status, result.stdout, result.stderr)
+    }
+
+    func testCheckConfigWarnsOfAMissingSQLiteFolderWithoutFailing() throws {
+        let result = try checkConfig(storeURL: "sqlite:///nonexistent-keyward-folder/k.db")
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertTrue(result.stderr.contains("warning: store.url: the folder /nonexistent-keyward-folder does not exist yet"), result.stderr)
     }
 
     func testCheckConfigWarnsOfASignedProviderWhileIOSIsOff() throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let config = try folder.write("keyward.toml", "providers_file = \"p.toml\"\n[store]\nurl = \"sqlite://\(folder.path)/k.db\"\n")
-        _ = try folder.write("p.toml", """
-            [signed]
-            base_url = "https://api.example.com"
-            secret = "P_KEY"
-            auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
-            allow = [ { method = "GET", path = "/v1/*" } ]
-            require_assertion = true
-            """)
-        let result = try KeywardBinary.run(["check-config", "--config", config], environment: ["KEYWARD_SESSION_KEY": Self.sessionKeyPEM, "P_KEY": "k"])
+        let result = try checkConfig(provider: "signed", extra: "require_assertion = true")
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertTrue(result.stderr.contains("warning: [signed] require_assertion: iOS is off"), result.stderr)
         XCTAssertTrue(result.stdout.contains("1 provider)"), result.stdout)
