@@ -258,9 +258,9 @@ final class MultiLoop: @unchecked Sendable {
             }
             return
         }
-        parkedBy[socket] = nil
         let interest = what & CURL_POLL_INOUT
         let wasParked = parked.remove(socket) != nil
+        if wasParked { parkedBy[socket] = nil }
         let known = watched[socket]
         if !wasParked && known == interest { return }
         if kw_epoll_watch(epollFD, socket, interest, (wasParked || known != nil) ? 1 : 0) == 0 {

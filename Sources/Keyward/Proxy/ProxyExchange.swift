@@ -135,10 +135,10 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
     }
 
     /// The body length whose head may wait for the first body bytes, or nil to stream at once: a
-    /// valid `Content-Length` within the limit on a response that has a body (not HEAD, 1xx, 204
-    /// or 304; RFC 9110 §6.4.1).
+    /// valid `Content-Length` within the limit on a response that has a body (not HEAD or 1xx;
+    /// 204 and 304 never get here; RFC 9110 §6.4.1).
     private func oneShotLength(status: Int, headers: [(String, String)]) -> Int? {
-        guard method != "HEAD", status >= 200, status != 204, status != 304 else { return nil }
+        guard method != "HEAD", status >= 200 else { return nil }
         guard let length = ResponseRewrite.declaredContentLength(headers), length <= ProxyExchange.oneShotBodyLimit
         else { return nil }
         return length
