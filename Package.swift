@@ -4,10 +4,13 @@ import PackageDescription
 
 let package = Package(
     name: "Keyward",
-    platforms: [.macOS(.v14)],
+    // macOS 14 is the server's floor; the KeywardClient library also builds for iOS 15.
+    platforms: [.macOS(.v14), .iOS(.v15)],
     products: [
         .executable(name: "keyward", targets: ["KeywardCLI"]),
         .executable(name: "keyward-bench", targets: ["KeywardBench"]),
+        // The app side: Foundation only (FoundationNetworking on Linux), never a server module.
+        .library(name: "KeywardClient", targets: ["KeywardClient"]),
     ],
     targets: [
         // Debian's C libraries, bound as system libraries (CLIBS.md).
@@ -50,6 +53,9 @@ let package = Package(
         .executableTarget(name: "KeywardCLI", dependencies: ["Keyward"]),
         .executableTarget(name: "KeywardBench", dependencies: ["Keyward"]),
 
+        // The client SDK for apps: no dependencies (scripts/check-client-deps.sh keeps it so).
+        .target(name: "KeywardClient"),
+
         .testTarget(name: "KeywardCryptoTests", dependencies: ["KeywardCrypto"]),
         .testTarget(name: "CBORTests", dependencies: ["CBOR"]),
         .testTarget(name: "AppAttestTests", dependencies: ["AppAttest", "DeviceSimulator", "KeywardCrypto", "CBOR"]),
@@ -60,6 +66,8 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer", "KeywardSupport"]),
         .testTarget(name: "KeywardTests", dependencies: ["Keyward", "DeviceSimulator"]),
+        // The SDK against a real Keyward on loopback (the demo deployment and its simulated iPhone).
+        .testTarget(name: "KeywardClientTests", dependencies: ["KeywardClient", "Keyward", "DeviceSimulator", "HTTPServer", "KeywardCrypto"]),
     ],
     cxxLanguageStandard: .cxx17
 )

@@ -14,7 +14,7 @@ public struct AdminRoutes: Sendable {
     /// answer; anything else 404. The body is ignored (the admin listener accepts none).
     public func handle(_ head: HTTPRequestHead, body: [UInt8], writer: ResponseWriter) {
         guard head.method == "GET" || head.method == "HEAD" else {
-            writer.respond(status: 405, headers: [("Allow", "GET, HEAD"), ("Content-Type", "application/json")],
+            writer.respond(status: 405, headers: [("Allow", "GET, HEAD"), ("Content-Type", "application/json"), (APIErrorCode.headerName, "method_not_allowed")],
                            body: APIErrorCode.methodNotAllowed.body)
             return
         }
@@ -30,10 +30,12 @@ public struct AdminRoutes: Sendable {
                 try service.checkReady()
                 writer.respond(status: 200, headers: [("Content-Type", "application/json")], body: Array("{\"status\":\"ready\"}".utf8))
             } catch {
-                writer.respond(status: error.code.status, headers: [("Content-Type", "application/json")] + error.headers, body: error.code.body)
+                writer.respond(
+                    status: error.code.status, headers: [("Content-Type", "application/json"), (APIErrorCode.headerName, error.code.rawValue)] + error.headers,
+                    body: error.code.body)
             }
         default:
-            writer.respond(status: 404, headers: [("Content-Type", "application/json")], body: APIErrorCode.notFound.body)
+            writer.respond(status: 404, headers: [("Content-Type", "application/json"), (APIErrorCode.headerName, "not_found")], body: APIErrorCode.notFound.body)
         }
     }
 }

@@ -226,7 +226,12 @@ public final class KeywardService: Sendable {
     func respondError(_ writer: ResponseWriter, _ context: RequestContext, _ error: APIError) {
         context.update { $0.reason = error.reason }
         guard context.markFinished(status: error.code.status) else { return }
-        var headers: [(String, String)] = [("Content-Type", "application/json"), ("Cache-Control", "no-store"), ("X-Request-Id", context.id)]
+        // `Keyward-Error` marks the answer as Keyward's own refusal: a client tells a 401 from Keyward
+        // (renew the session) from a 401 the provider sent (relayed answers never carry it).
+        var headers: [(String, String)] = [
+            ("Content-Type", "application/json"), ("Cache-Control", "no-store"), ("X-Request-Id", context.id),
+            (APIErrorCode.headerName, error.code.rawValue),
+        ]
         headers.append(contentsOf: error.headers)
         log(context)
         writer.respond(status: error.code.status, headers: headers, body: error.code.body)
