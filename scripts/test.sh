@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs Keyward's whole test suite: installs the build's Debian packages if missing, then `swift test`.
+# Runs Keyward's whole test suite: installs the build's Debian packages if missing, then `swift test`,
+# the KeywardClient dependency check and the API contract (schemathesis against a running Keyward).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The real-device vectors are read where they lie, beside the repository (README, "Try it").
@@ -11,3 +12,6 @@ fi
 bash scripts/install-deps.sh
 swift build --build-tests
 swift test --skip-build
+# The SDK apps link depends on no server module; the API answers as docs/openapi.yaml says.
+bash scripts/check-client-deps.sh
+bash scripts/api-contract.sh

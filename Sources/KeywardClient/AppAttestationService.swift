@@ -35,9 +35,9 @@ public final class InMemoryKeyIDStore: KeyIDStore, @unchecked Sendable {
     public init(keyID: String? = nil) { self.keyID = keyID }
 
     /// The key id held, or nil.
-    public func loadKeyID() -> String? { lock.withLock { keyID } }
+    public func loadKeyID() -> String? { lock.criticalSection { keyID } }
     /// Holds `keyID`.
-    public func saveKeyID(_ keyID: String) { lock.withLock { self.keyID = keyID } }
+    public func saveKeyID(_ keyID: String) { lock.criticalSection { self.keyID = keyID } }
     /// Forgets the key id.
-    public func deleteKeyID() { lock.withLock { keyID = nil } }
+    public func deleteKeyID() { lock.criticalSection { keyID = nil } }
 }

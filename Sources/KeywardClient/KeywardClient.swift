@@ -109,8 +109,19 @@ public final class KeywardClient: Sendable {
             let current = try await session()
             let answer: StreamedAnswer
             if signed {
-                answer = try await signing.withGate { [self] in
-                    try await transport.start(try signedRequest(request, session: current))
+                do {
+                    answer = try await signing.withGate { [self] in
+                        try await transport.start(try signedRequest(request, session: current))
+                    }
+                } catch AttestationServiceError.invalidKey where !retried {
+                    // The key is gone from this device (the app was restored onto another one):
+                    // attest a new key and send once more.
+                    retried = true
+                    await sessions.clear()
+                    try deleteStoredKey()
+                    continue
+                } catch {
+                    throw Self.mapped(error)
                 }
             } else {
                 answer = try await transport.start(try urlRequest(request, session: current))
@@ -141,13 +152,15 @@ public final class KeywardClient: Sendable {
     }
 
     /// The request with `X-Keyward-Timestamp` and `X-Keyward-Assertion` over its clientData.
+    /// - Throws: the attestation service's error as it threw it (mapped by the caller).
     func signedRequest(_ request: ProviderRequest, session: KeywardSession) async throws -> URLRequest {
         var urlRequest = try urlRequest(request, session: session)
         guard let keyID = try storedKey() else { throw KeywardError.attestationServiceFailed("no attested key") }
         let timestamp = String(nowSeconds())
         let clientDataHash = RequestClientData.hash(
             method: request.method, path: request.proxyPath, query: request.query, body: request.body, timestamp: timestamp)
-        let assertion = try await attestationCall { try await self.attestation.generateAssertion(keyID, clientDataHash: clientDataHash) }
+        // The platform's own error goes up unmapped: `invalidKey` makes the caller attest a new key.
+        let assertion = try await attestation.generateAssertion(keyID, clientDataHash: clientDataHash)
         urlRequest.setValue(timestamp, forHTTPHeaderField: "X-Keyward-Timestamp")
         urlRequest.setValue(assertion.base64EncodedString(), forHTTPHeaderField: "X-Keyward-Assertion")
         return urlRequest

@@ -41,14 +41,14 @@ final class StreamingTransport: NSObject, URLSessionDataDelegate, @unchecked Sen
 
     /// Cancels every task and releases the session (which holds its delegate until invalidated).
     func invalidate() {
-        lock.withLock { session }?.invalidateAndCancel()
+        lock.criticalSection { session }?.invalidateAndCancel()
     }
 
     /// Starts `request` and returns once the response head has arrived.
     /// - Throws: ``KeywardError/transport(_:)`` when the exchange fails before the head;
     ///   `CancellationError` when the calling task is cancelled.
     func start(_ request: URLRequest) async throws -> StreamedAnswer {
-        guard let session = lock.withLock({ session }) else { throw KeywardError.transport("client invalidated") }
+        guard let session = lock.criticalSection({ session }) else { throw KeywardError.transport("client invalidated") }
         let (stream, continuation) = AsyncThrowingStream<Data, Error>.makeStream()
         let handle = TaskHandle(task: session.dataTask(with: request))
         // A consumer that stops reading the body ends the transfer.
@@ -57,7 +57,7 @@ final class StreamingTransport: NSObject, URLSessionDataDelegate, @unchecked Sen
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (head: CheckedContinuation<StreamedAnswer, Error>) in
-                lock.withLock {
+                lock.criticalSection {
                     pending[handle.task.taskIdentifier] = Pending(head: head, body: continuation, stream: stream)
                 }
                 handle.task.resume()
@@ -71,7 +71,7 @@ final class StreamingTransport: NSObject, URLSessionDataDelegate, @unchecked Sen
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
-        let (head, stream) = lock.withLock { () -> (CheckedContinuation<StreamedAnswer, Error>?, AsyncThrowingStream<Data, Error>?) in
+        let (head, stream) = lock.criticalSection { () -> (CheckedContinuation<StreamedAnswer, Error>?, AsyncThrowingStream<Data, Error>?) in
             let entry = pending[dataTask.taskIdentifier]
             pending[dataTask.taskIdentifier]?.head = nil
             return (entry?.head, entry?.stream)
@@ -90,12 +90,12 @@ final class StreamingTransport: NSObject, URLSessionDataDelegate, @unchecked Sen
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let body = lock.withLock { pending[dataTask.taskIdentifier]?.body }
+        let body = lock.criticalSection { pending[dataTask.taskIdentifier]?.body }
         body?.yield(data)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
-        guard let entry = lock.withLock({ pending.removeValue(forKey: task.taskIdentifier) }) else { return }
+        guard let entry = lock.criticalSection({ pending.removeValue(forKey: task.taskIdentifier) }) else { return }
         let failure = error.map { KeywardError.transport(Self.describe($0)) }
         if let head = entry.head {
             head.resume(throwing: failure ?? KeywardError.malformedAnswer("no response head"))

@@ -141,6 +141,22 @@ final class ClientAgainstServerTests: XCTestCase {
         XCTAssertEqual(live.statuses(route: "assert_ios"), [], "the invalid key never reached the server")
     }
 
+    func testASignedRequestWhoseKeyIsGoneAttestsANewKeyAndIsSentOnce() async throws {
+        let attestation = live.attestation()
+        let store = InMemoryKeyIDStore()
+        let client = try live.client(attestation: attestation, keyStore: store, assertedProviders: ["signed"])
+        let signedModels = ProviderRequest(provider: "signed", path: "/v1/models")
+        _ = try await client.send(signedModels)
+        let oldKey = try XCTUnwrap(store.loadKeyID())
+        attestation.forget(oldKey)
+
+        let (_, response) = try await client.send(signedModels)
+        XCTAssertEqual(response.statusCode, 200)
+        XCTAssertNotEqual(store.loadKeyID(), oldKey)
+        XCTAssertEqual(live.statuses(route: "attest_ios"), [200, 200])
+        XCTAssertEqual(live.statuses(route: "proxy"), [200, 200])
+    }
+
     func testServerSentEventsArriveEventByEvent() async throws {
         let client = try live.client(attestation: live.attestation())
         let stream = try await client.stream(.postJSON(provider: "paced", path: "/v1/events", body: Data("{\"stream\":true}".utf8)))
