@@ -109,11 +109,15 @@ export KEYWARD_CONTRACT_TOKEN
 
 # positive_data_acceptance is left out: no fuzzer can produce a genuine attestation, assertion or
 # integrity token, so schema-valid handshake bodies are rightly refused.
+# One worker: with two, hypothesis (6.170) crashed in CPython 3.11's ast.parse from two threads
+# ("SystemError: AST constructor recursion depth mismatch"). Run from the scratch folder:
+# schemathesis and hypothesis leave their caches in the working directory.
 status=0
-"$venv/bin/schemathesis" --config-file scripts/api-contract.toml run docs/openapi.yaml \
+repo="$(pwd)"
+(cd "$work" && "$repo/$venv/bin/schemathesis" --config-file "$repo/scripts/api-contract.toml" run "$repo/docs/openapi.yaml" \
   --url "$base" --checks all --exclude-checks positive_data_acceptance \
-  --max-examples "${KEYWARD_CONTRACT_EXAMPLES:-200}" --seed "$SEED" --workers 1 --no-color \
-  --report junit --report-junit-path "$work/junit.xml" || status=$?
+  --generation-database none --max-examples "${KEYWARD_CONTRACT_EXAMPLES:-150}" --seed "$SEED" --workers 1 --no-color) \
+  || status=$?
 
 if grep -q '"status":5[0-9][0-9]' "$work/serve.log"; then
   echo "api-contract: Keyward logged 5xx answers:" >&2
