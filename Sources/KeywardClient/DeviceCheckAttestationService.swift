@@ -8,6 +8,7 @@ import Foundation
 /// new key) and `DCError.featureUnsupported` ``AttestationServiceError/unsupported``.
 @available(iOS 14.0, macOS 11.0, tvOS 15.0, watchOS 9.0, *)
 public struct DeviceCheckAttestationService: AppAttestationService {
+    /// The adapter over `DCAppAttestService.shared` (no state of its own).
     public init() {}
 
     /// `DCAppAttestService.shared.isSupported`.
