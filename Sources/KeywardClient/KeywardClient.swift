@@ -114,11 +114,11 @@ public final class KeywardClient: Sendable {
                         try await transport.start(try signedRequest(request, session: current))
                     }
                 } catch AttestationServiceError.invalidKey where !retried {
-                    // The key is gone from this device (the app was restored onto another one):
-                    // attest a new key and send once more.
+                    // The key is gone from this device (the app was restored onto another one).
+                    // Dropping the session makes the next handshake find that out too and attest
+                    // a new key, once for all callers (it runs single flight); then send once more.
                     retried = true
-                    await sessions.clear()
-                    try deleteStoredKey()
+                    await sessions.invalidate(token: current.token)
                     continue
                 } catch {
                     throw Self.mapped(error)
@@ -155,7 +155,7 @@ public final class KeywardClient: Sendable {
     /// - Throws: the attestation service's error as it threw it (mapped by the caller).
     func signedRequest(_ request: ProviderRequest, session: KeywardSession) async throws -> URLRequest {
         var urlRequest = try urlRequest(request, session: session)
-        guard let keyID = try storedKey() else { throw KeywardError.attestationServiceFailed("no attested key") }
+        guard let keyID = session.keyID else { throw KeywardError.attestationServiceFailed("no attested key") }
         let timestamp = String(nowSeconds())
         let clientDataHash = RequestClientData.hash(
             method: request.method, path: request.proxyPath, query: request.query, body: request.body, timestamp: timestamp)
@@ -188,7 +188,7 @@ public final class KeywardClient: Sendable {
         }
         let session = try await postSession(
             "/v1/attest/ios",
-            ["key_id": keyID, "attestation": attestationObject.base64EncodedString(), "challenge": challenge.text])
+            ["key_id": keyID, "attestation": attestationObject.base64EncodedString(), "challenge": challenge.text], keyID: keyID)
         do { try keyStore.saveKeyID(keyID) } catch { throw Self.keyStoreError(error) }
         return session
     }
@@ -208,7 +208,8 @@ public final class KeywardClient: Sendable {
         // The raw platform error stays visible to `needsNewKey`; others are mapped afterwards.
         let assertion = try await attestation.generateAssertion(keyID, clientDataHash: challenge.clientDataHash)
         return try await postSession(
-            "/v1/assert/ios", ["key_id": keyID, "assertion": assertion.base64EncodedString(), "challenge": challenge.text])
+            "/v1/assert/ios", ["key_id": keyID, "assertion": assertion.base64EncodedString(), "challenge": challenge.text],
+            keyID: keyID)
     }
 
     struct Challenge {
@@ -235,10 +236,10 @@ public final class KeywardClient: Sendable {
         return Challenge(text: body.challenge, clientDataHash: hash)
     }
 
-    func postSession(_ path: String, _ fields: [String: String]) async throws -> KeywardSession {
+    func postSession(_ path: String, _ fields: [String: String], keyID: String) async throws -> KeywardSession {
         let data = try await postJSON(path, fields)
         guard let body = try? JSONDecoder().decode(SessionBody.self, from: data) else { throw KeywardError.malformedAnswer("session") }
-        return KeywardSession(token: body.token, expiresAt: body.expires_at)
+        return KeywardSession(token: body.token, expiresAt: body.expires_at, keyID: keyID)
     }
 
     /// POSTs a JSON object (or nothing) to a handshake route and returns the 200 body.

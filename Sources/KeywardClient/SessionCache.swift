@@ -4,11 +4,19 @@ public struct KeywardSession: Sendable, Hashable {
     public let token: String
     /// When the server stops accepting it (it allows 60 s past this), unix seconds.
     public let expiresAt: Int64
+    /// The App Attest key id the session was made with: per-request assertions must be signed by
+    /// that key (the session's device), not by whichever key is stored by the time they are sent.
+    let keyID: String?
 
     /// - Parameters: as the properties.
     public init(token: String, expiresAt: Int64) {
+        self.init(token: token, expiresAt: expiresAt, keyID: nil)
+    }
+
+    init(token: String, expiresAt: Int64, keyID: String?) {
         self.token = token
         self.expiresAt = expiresAt
+        self.keyID = keyID
     }
 }
 

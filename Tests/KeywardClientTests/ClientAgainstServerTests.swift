@@ -150,11 +150,33 @@ final class ClientAgainstServerTests: XCTestCase {
         let oldKey = try XCTUnwrap(store.loadKeyID())
         attestation.forget(oldKey)
 
-        let (_, response) = try await client.send(signedModels)
-        XCTAssertEqual(response.statusCode, 200)
+        // Ten at once: every one finds the key gone, one new key is attested for all, each goes once more.
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<10 { group.addTask { try await client.send(signedModels).1.statusCode } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        XCTAssertEqual(statuses, Array(repeating: 200, count: 10))
         XCTAssertNotEqual(store.loadKeyID(), oldKey)
+        XCTAssertEqual(attestation.keysGenerated, 2)
         XCTAssertEqual(live.statuses(route: "attest_ios"), [200, 200])
-        XCTAssertEqual(live.statuses(route: "proxy"), [200, 200])
+        XCTAssertEqual(live.statuses(route: "proxy"), Array(repeating: 200, count: 11))
+    }
+
+    func testASignedRequestIsSignedByItsSessionsKeyWhateverKeyIsStoredSince() async throws {
+        let attestation = live.attestation()
+        let store = InMemoryKeyIDStore()
+        let signedModels = ProviderRequest(provider: "signed", path: "/v1/models")
+        let first = try live.client(attestation: attestation, keyStore: store, assertedProviders: ["signed"])
+        _ = try await first.send(signedModels)
+        // Another client on the same store replaces the stored key with a new one.
+        try store.deleteKeyID()
+        _ = try await live.client(attestation: attestation, keyStore: store, assertedProviders: ["signed"]).send(signedModels)
+        XCTAssertEqual(attestation.keysGenerated, 2)
+
+        // The first client's cached session belongs to the first key: it must sign with that one.
+        let (_, response) = try await first.send(signedModels)
+        XCTAssertEqual(response.statusCode, 200)
+        XCTAssertEqual(live.statuses(route: "proxy"), [200, 200, 200])
     }
 
     func testServerSentEventsArriveEventByEvent() async throws {
