@@ -69,7 +69,7 @@ final class StreamingTransport: NSObject, URLSessionDataDelegate, @unchecked Sen
 
     func urlSession(
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
         let (head, stream) = lock.criticalSection { () -> (CheckedContinuation<StreamedAnswer, Error>?, AsyncThrowingStream<Data, Error>?) in
             let entry = pending[dataTask.taskIdentifier]
