@@ -1,5 +1,5 @@
 // swift-tools-version:6.0
-// Keyward: an attested API-key reverse proxy for mobile apps. Layout: DESIGN.md §4.
+// Keyward: an attested API-key reverse proxy for mobile apps. Layout: docs/ARCHITECTURE.md.
 import PackageDescription
 
 let package = Package(
@@ -10,7 +10,7 @@ let package = Package(
         .executable(name: "keyward-bench", targets: ["KeywardBench"]),
     ],
     targets: [
-        // Debian's C libraries, bound as system libraries (CLIBS.md).
+        // Debian's C libraries, bound as system libraries (pkg-config names).
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl"),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl"),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3"),

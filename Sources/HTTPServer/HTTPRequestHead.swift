@@ -65,7 +65,7 @@ public struct HTTPRequestHead: Sendable {
     }
 
     /// True when the request carries a body: chunked, or a `Content-Length`
-    /// above 0. A GET or HEAD with a body is the handler's call (DESIGN.md §2
+    /// above 0. A GET or HEAD with a body is the handler's call (Keyward's proxy
     /// refuses it with `bad_request`; RFC 9110 §9.3.1 gives it no meaning).
     public var hasBody: Bool {
         switch bodyFraming {

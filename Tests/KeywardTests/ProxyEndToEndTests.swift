@@ -4,7 +4,7 @@ import KeywardCrypto
 import Synchronization
 import XCTest
 
-/// The proxy over loopback: a simulated device's session, Keyward, and a fake provider (issue 4).
+/// The proxy over loopback: a simulated device's session, Keyward, and a fake provider.
 final class ProxyEndToEndTests: XCTestCase {
     var env: TestDeployment!
 

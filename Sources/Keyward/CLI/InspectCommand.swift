@@ -41,7 +41,7 @@ enum InspectCommand {
 
     /// Entry point: `arguments` after `inspect`; returns the exit code.
     static func run(_ arguments: [String]) -> Int32 {
-        // `inspect integrity` (Play Integrity, issue 5) has its own flags and help.
+        // `inspect integrity` (Play Integrity) has its own flags and help.
         if arguments.first == "integrity" { return InspectIntegrityCommand.run(Array(arguments.dropFirst())) }
         if arguments.contains("--help") || arguments.contains("-h") {
             FileHandle.standardOutput.write(Data(usage.utf8))

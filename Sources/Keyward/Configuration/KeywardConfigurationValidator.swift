@@ -3,7 +3,7 @@ import PlayIntegrity
 import ProviderRegistry
 
 /// Turns `KeywardConfigurationFile` into `KeywardConfiguration`, collecting every problem with its
-/// file, line and key (DESIGN.md §3 ranges, half-configured platforms, URL and address forms).
+/// file, line and key (ranges, half-configured platforms, URL and address forms).
 struct KeywardConfigurationValidator {
     let document: TOMLDocument
     private(set) var errors: [ConfigError] = []

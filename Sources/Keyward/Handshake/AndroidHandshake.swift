@@ -4,7 +4,7 @@ import Sessions
 import Store
 import Upstream
 
-/// The Android handshake (`POST /v1/attest/android`, DESIGN.md §2): a Play Integrity verdict bound
+/// The Android handshake (`POST /v1/attest/android`): a Play Integrity verdict bound
 /// to a fresh challenge and the app's install id → a session for hex(SHA256(package ‖ install_id)).
 public final class AndroidHandshake: Sendable {
     let attestation: AndroidAttestation
@@ -46,7 +46,7 @@ public final class AndroidHandshake: Sendable {
         return try service.grantSession(deviceID: request.deviceID, platform: .android, context: context)
     }
 
-    /// DESIGN.md §2's error for an Android refusal; `Retry-After` on the budget's 429.
+    /// The API error for an Android refusal; `Retry-After` on the budget's 429.
     static func apiError(_ failure: AndroidAttestFailure) -> APIError {
         if failure.code == .rateLimited {
             return .rateLimited(reason: failure.reason, retryAfterSeconds: failure.retryAfterSeconds ?? 3600)

@@ -2,7 +2,7 @@ import Sessions
 
 extension KeywardService {
     /// Signs a session for `deviceID` and renders `{"token": "<JWT>", "expires_at": <unix seconds>}`
-    /// (DESIGN.md §2). The token itself never reaches a log.
+    /// (README, "API"). The token itself never reaches a log.
     func grantSession(deviceID: String, platform: SessionPlatform, context: RequestContext) throws(APIError) -> String {
         let session: (token: String, expiresAt: Int64)
         do {

@@ -1,7 +1,7 @@
 /// One JSON log line, built field by field without Foundation (it sits on the request path).
 ///
 /// Only identifiers, codes, slugs and numbers go in: never bodies, keys, tokens or attestation
-/// blobs (DESIGN.md §6). Field order is insertion order, which keeps lines easy to read.
+/// blobs. Field order is insertion order, which keeps lines easy to read.
 public struct LogLine: Sendable {
     private var text: String
 

@@ -5,7 +5,7 @@ import Sessions
 import Store
 import Upstream
 
-/// `ANY /p/<provider>/<path>`: the proxy's phases, in DESIGN.md §1's order. Each phase is one
+/// `ANY /p/<provider>/<path>`: the proxy's phases, in order. Each phase is one
 /// function; the first to refuse throws and ends the request with its `APIError`.
 extension KeywardService {
     func proxy(
@@ -123,7 +123,7 @@ extension KeywardService {
         }
     }
 
-    /// Per-request App Attest assertion (DESIGN.md §2): `X-Keyward-Assertion` (base64) over the
+    /// Per-request App Attest assertion: `X-Keyward-Assertion` (base64) over the
     /// clientData `METHOD \n path?query \n b64url(SHA256(body)) \n timestamp`, the timestamp within
     /// ±60 s of now, the counter moved by compare-and-set.
     func checkRequestAssertion(_ head: HTTPRequestHead, body: [UInt8], claims: SessionClaims) throws(APIError) {

@@ -10,7 +10,7 @@ import Upstream
 
 /// The application: every request on the public listener passes through here.
 ///
-/// Phases, in order (DESIGN.md §1): route → authenticate → authorize (allowlist, limits) →
+/// Phases, in order: route → authenticate → authorize (allowlist, limits) →
 /// rewrite request → upstream → rewrite response headers → stream body → log. A phase that
 /// refuses throws one `APIError`; nothing later runs, and `finish` logs and counts every outcome
 /// in one place.

@@ -12,13 +12,13 @@ public enum HeaderRules {
 
     /// Fields in which proxies and CDNs in front of Keyward carry the client's address or path
     /// (RFC 7239 `Forwarded`, RFC 9110 §7.6.3 `Via`, and the common non-standard ones a TLS front such
-    /// as Cloudflare, Akamai or Fastly adds). The client's IP is never sent upstream (issue 4).
+    /// as Cloudflare, Akamai or Fastly adds). The client's IP is never sent upstream.
     public static let clientAddressHeaders: [String] = [
         "forwarded", "via", "x-real-ip", "true-client-ip", "cf-connecting-ip", "cf-connecting-ipv6", "x-client-ip",
         "x-cluster-client-ip", "client-ip", "fastly-client-ip",
     ]
 
-    /// Client request fields never forwarded, whatever the provider (issue 4's rewrite list):
+    /// Client request fields never forwarded, whatever the provider:
     /// credentials and cookies of the client, the client's address, and fields Keyward sets itself
     /// (`Host`; `Content-Length`, which the upstream client sets from the buffered body; `Expect`,
     /// since the body has already been read).

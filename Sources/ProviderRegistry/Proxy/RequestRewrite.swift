@@ -1,6 +1,6 @@
-/// What the upstream receives in place of the client's headers and query (issue 4, "Request rewrite").
+/// What the upstream receives in place of the client's headers and query.
 public enum RequestRewrite {
-    /// The upstream request headers, in this order (issue 4):
+    /// The upstream request headers, in this order:
     /// 1. the client's headers in their order, minus hop-by-hop fields (RFC 9110 §7.6.1) including
     ///    those named by `Connection`, `Authorization`, `Proxy-Authorization`, `Cookie`, `Forwarded`,
     ///    `X-Forwarded-*`, `X-Real-IP` and the other client-address fields of

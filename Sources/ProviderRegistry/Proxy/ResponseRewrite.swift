@@ -1,4 +1,4 @@
-/// What the client receives of the upstream's response headers (issue 4, "Response rewrite").
+/// What the client receives of the upstream's response headers.
 public enum ResponseRewrite {
     /// The upstream headers in order, minus `Set-Cookie`/`Set-Cookie2`, hop-by-hop fields (RFC 9110
     /// §7.6.1) including those named by `Connection`, `Alt-Svc`, `Access-Control-*`, and any header whose

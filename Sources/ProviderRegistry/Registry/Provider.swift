@@ -1,5 +1,5 @@
 /// One validated provider from providers.toml: where it lives, how its key is injected, what a device
-/// may call, and the limits that apply (DESIGN.md §3).
+/// may call, and the limits that apply.
 public struct Provider: Sendable, Equatable {
     /// The table name, also the route segment in `/p/<name>/…`: `[a-z0-9][a-z0-9_-]*`, at most 64 bytes.
     public let name: String
@@ -16,7 +16,7 @@ public struct Provider: Sendable, Equatable {
     public let rateLimit: RateLimit
     /// Largest request body forwarded, in bytes (default 1 MiB); larger → 413.
     public let maxBodyBytes: Int
-    /// iOS sessions must sign each request (DESIGN.md §2 per-request assertion); Android sessions are refused.
+    /// iOS sessions must sign each request (a per-request App Attest assertion); Android sessions are refused.
     public let requireAssertion: Bool
     /// TCP + TLS connect timeout, milliseconds.
     public let connectTimeoutMs: Int

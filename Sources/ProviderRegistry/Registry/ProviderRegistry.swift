@@ -1,4 +1,4 @@
-/// The validated providers.toml: every provider Keyward may call, by name (DESIGN.md §3).
+/// The validated providers.toml: every provider Keyward may call, by name.
 ///
 /// Built whole or not at all: a file with any error yields `ConfigErrors` and no registry, so a
 /// SIGHUP reload can keep the old one.

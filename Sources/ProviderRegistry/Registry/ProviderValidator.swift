@@ -1,5 +1,5 @@
 /// Turns the decoded `ProviderTable`s into `Provider`s, collecting every problem with its file, line
-/// and key (DESIGN.md §3 and issue 4's load-time checks).
+/// and key (ranges, URL forms, allowlist patterns, secret names).
 struct ProviderValidator {
     let document: TOMLDocument
     private(set) var errors: [ConfigError] = []
