@@ -7,6 +7,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "keyward", targets: ["KeywardCLI"]),
+        .executable(name: "keyward-demo", targets: ["KeywardDemoMain"]),
         .executable(name: "keyward-bench", targets: ["KeywardBench"]),
     ],
     targets: [
@@ -24,6 +25,10 @@ let package = Package(
 
         // The pthread lock shared by the modules checked under ThreadSanitizer.
         .target(name: "KeywardSupport"),
+        // The header type and RFC 9110 field bytes (token table, case folding) every HTTP module shares.
+        .target(name: "HTTPFields"),
+        // TOML into Decodable values with file:line:key errors, for keyward.toml and providers.toml.
+        .target(name: "TOMLDecoding", dependencies: ["CTOML"]),
 
         // Core modules: no server code, no clock, store or network they are not handed.
         .target(name: "KeywardCrypto", dependencies: ["COpenSSL", "CShims", "KeywardSupport"]),
@@ -31,35 +36,43 @@ let package = Package(
         .target(name: "AppAttest", dependencies: ["KeywardCrypto", "CBOR"]),
         .target(name: "PlayIntegrity", dependencies: ["KeywardCrypto"]),
         .target(name: "Sessions", dependencies: ["KeywardCrypto", "KeywardSupport"]),
-        .target(name: "ProviderRegistry", dependencies: ["CTOML"]),
+        .target(name: "ProviderRegistry", dependencies: ["TOMLDecoding", "HTTPFields"]),
 
         // I/O modules.
         .target(name: "Store", dependencies: ["CSQLite", "CPostgres"], resources: []),
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CShims", "KeywardSupport"]),
-        .target(name: "Upstream", dependencies: ["CCurl", "CShims", "KeywardSupport"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CShims", "KeywardSupport", "HTTPFields"]),
+        .target(name: "Upstream", dependencies: ["CCurl", "CShims", "KeywardSupport", "HTTPFields"]),
 
-        // The application and its executables.
+        // The application: routes, handshakes, the proxy's phases, the server and its lifecycle.
         .target(
             name: "Keyward",
             dependencies: [
                 "KeywardCrypto", "CBOR", "AppAttest", "PlayIntegrity", "Sessions",
-                "ProviderRegistry", "Store", "HTTPServer", "Upstream", "DeviceSimulator",
+                "TOMLDecoding", "ProviderRegistry", "Store", "HTTPServer", "Upstream",
             ]
         ),
+        // The production executable: the operator's commands. It links no simulator and no test
+        // trust anchor (scripts/check-release-binary.sh checks).
+        .executableTarget(name: "KeywardCLI", dependencies: ["Keyward", "CShims"]),
+
+        // Simulated devices and a whole deployment on loopback: only the demo, the tests and the
+        // bench link these.
         .target(name: "DeviceSimulator", dependencies: ["KeywardCrypto", "CBOR", "COpenSSL", "CShims"]),
-        .executableTarget(name: "KeywardCLI", dependencies: ["Keyward"]),
-        .executableTarget(name: "KeywardBench", dependencies: ["Keyward"]),
+        .target(name: "KeywardDemo", dependencies: ["Keyward", "DeviceSimulator"]),
+        .executableTarget(name: "KeywardDemoMain", dependencies: ["KeywardDemo", "CShims"]),
+        .executableTarget(name: "KeywardBench", dependencies: ["Keyward", "KeywardDemo"]),
 
         .testTarget(name: "KeywardCryptoTests", dependencies: ["KeywardCrypto"]),
         .testTarget(name: "CBORTests", dependencies: ["CBOR"]),
         .testTarget(name: "AppAttestTests", dependencies: ["AppAttest", "DeviceSimulator", "KeywardCrypto", "CBOR"]),
         .testTarget(name: "PlayIntegrityTests", dependencies: ["PlayIntegrity", "DeviceSimulator", "KeywardCrypto"]),
         .testTarget(name: "SessionsTests", dependencies: ["Sessions", "KeywardCrypto"]),
-        .testTarget(name: "ProviderRegistryTests", dependencies: ["ProviderRegistry"]),
+        .testTarget(name: "TOMLDecodingTests", dependencies: ["TOMLDecoding"]),
+        .testTarget(name: "ProviderRegistryTests", dependencies: ["ProviderRegistry", "HTTPFields", "TOMLDecoding"]),
         .testTarget(name: "StoreTests", dependencies: ["Store"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPFields"]),
         .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer", "KeywardSupport"]),
-        .testTarget(name: "KeywardTests", dependencies: ["Keyward", "DeviceSimulator"]),
+        .testTarget(name: "KeywardTests", dependencies: ["Keyward", "KeywardDemo", "KeywardCLI", "DeviceSimulator"]),
     ],
     cxxLanguageStandard: .cxx17
 )

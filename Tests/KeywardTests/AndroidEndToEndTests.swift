@@ -2,6 +2,7 @@ import DeviceSimulator
 import Foundation
 import HTTPServer
 @testable import Keyward
+import KeywardDemo
 import KeywardCrypto
 import PlayIntegrity
 import ProviderRegistry

@@ -1,5 +1,6 @@
 import Foundation
 import Keyward
+import KeywardDemo
 import XCTest
 
 /// The admin listener's `/metrics` (Prometheus text format 0.0.4) moves with the traffic.

@@ -1,4 +1,5 @@
 import ProviderRegistry
+import TOMLDecoding
 
 /// keyward.toml, validated. Every setting has a default except the platforms: a
 /// platform whose settings are all absent is off (its routes answer 501), one that is half-set stops

@@ -1,6 +1,7 @@
 import AppAttest
 import PlayIntegrity
 import ProviderRegistry
+import TOMLDecoding
 
 /// Turns `KeywardConfigurationFile` into `KeywardConfiguration`, collecting every problem with its
 /// file, line and key (ranges, half-configured platforms, URL and address forms).

@@ -44,7 +44,7 @@ public struct LogLine: Sendable {
     public var rendered: String { text + "}" }
 
     /// Appends `value` as a JSON string (RFC 8259 §7): quotes, backslashes and control characters escaped.
-    static func appendQuoted(_ value: String, to text: inout String) {
+    package static func appendQuoted(_ value: String, to text: inout String) {
         text.append("\"")
         // Almost every value (ids, slugs, route and provider names) needs no escaping: append it whole.
         if !value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {

@@ -9,7 +9,7 @@ import Upstream
 /// function; the first to refuse throws and ends the request with its `APIError`.
 extension KeywardService {
     func proxy(
-        _ head: HTTPRequestHead, body: [UInt8], writer: ResponseWriter, context: RequestContext, upstream: UpstreamClient
+        _ head: HTTPRequestHead, body: [UInt8], writer: ResponseWriter, context: RequestRecord, upstream: UpstreamClient
     ) {
         do throws(APIError) {
             let snapshot = providers.current
@@ -32,7 +32,7 @@ extension KeywardService {
     // MARK: route
 
     /// The provider named by the path. - Throws: `not_found` for an unknown one.
-    func routeProvider(_ head: HTTPRequestHead, snapshot: ProviderTable.Snapshot, context: RequestContext) throws(APIError) -> Provider {
+    func routeProvider(_ head: HTTPRequestHead, snapshot: ProviderTable.Snapshot, context: RequestRecord) throws(APIError) -> Provider {
         guard let name = ProxyPath.splitProxyRoute(head.path)?.provider,
               let provider = snapshot.registry.provider(named: name)
         else { throw APIError(.notFound, reason: "provider_unknown") }
@@ -45,7 +45,7 @@ extension KeywardService {
     /// The session of `Authorization: Bearer <token>` (RFC 6750 §2.1), its device registered and not
     /// revoked (checked against the store at most every `revocationCheckSeconds`).
     /// - Throws: `session_invalid`; `unavailable` when the store cannot answer.
-    func authenticate(_ head: HTTPRequestHead, context: RequestContext) throws(APIError) -> SessionClaims {
+    func authenticate(_ head: HTTPRequestHead, context: RequestRecord) throws(APIError) -> SessionClaims {
         // Exactly one Authorization field: with two, which one a later hop reads is anyone's guess.
         // (The scheme is letters only: OR-ing 0x20 lowercases A–Z and maps nothing else onto a–z.)
         guard let authorization = head.onlyHeader("authorization"), authorization.utf8.count > 7,

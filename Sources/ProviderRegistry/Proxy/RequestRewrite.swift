@@ -1,3 +1,5 @@
+import HTTPFields
+
 /// What the upstream receives in place of the client's headers and query.
 public enum RequestRewrite {
     /// The upstream request headers, in this order:
@@ -54,7 +56,7 @@ public enum RequestRewrite {
         for piece in rawQuery.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
             let parameterName = piece.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false).first ?? piece
             let decoded = PercentEncoding.decodeLeniently(Substring(parameterName))
-            if decoded.count == nameBytes.count, zip(decoded, nameBytes).allSatisfy({ ASCII.lower($0) == $1 }) { continue }
+            if decoded.count == nameBytes.count, zip(decoded, nameBytes).allSatisfy({ HTTPBytes.lower($0) == $1 }) { continue }
             output += Substring(piece)
             output += "&"
         }

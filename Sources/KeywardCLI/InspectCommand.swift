@@ -1,5 +1,6 @@
 import AppAttest
 import Foundation
+import Keyward
 import KeywardCrypto
 
 /// `keyward inspect attestation|assertion` (and the dispatch to `inspect integrity`): runs Apple's App Attest steps on one attestation or
