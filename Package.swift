@@ -48,7 +48,7 @@ let package = Package(
             name: "Keyward",
             dependencies: [
                 "KeywardCrypto", "CBOR", "AppAttest", "PlayIntegrity", "Sessions",
-                "TOMLDecoding", "ProviderRegistry", "Store", "HTTPServer", "Upstream",
+                "TOMLDecoding", "ProviderRegistry", "Store", "HTTPServer", "Upstream", "CShims",
             ]
         ),
         // The production executable: the operator's commands. It links no simulator and no test

@@ -1,16 +1,21 @@
 import Sessions
 
-extension KeywardService {
+/// The last step of every handshake: a signed session for the device that proved itself.
+struct SessionGrants: Sendable {
+    let issuer: SessionIssuer
+    let time: any TimeSource
+
     /// Signs a session for `deviceID` and renders `{"token": "<JWT>", "expires_at": <unix seconds>}`
     /// (README, "API"). The token itself never reaches a log.
-    func grantSession(deviceID: String, platform: SessionPlatform, context: RequestRecord) throws(APIError) -> String {
+    /// - Throws: `internal_error` `session_sign_failed`.
+    func grant(deviceID: String, platform: SessionPlatform, record: RequestRecord) throws(APIError) -> String {
         let session: (token: String, expiresAt: Int64)
         do {
-            session = try sessionIssuer.issue(deviceID: deviceID, platform: platform, now: time.nowSeconds())
+            session = try issuer.issue(deviceID: deviceID, platform: platform, now: time.nowSeconds())
         } catch {
             throw APIError(.internalError, reason: "session_sign_failed")
         }
-        context.update {
+        record.update {
             $0.deviceID = deviceID
             $0.platform = platform.rawValue
         }
