@@ -35,7 +35,7 @@ enum ServeCommand {
             let store = try ServiceAssembly.store(configuration)
             // Proxied requests go through the shards' own clients (one per core, see KeywardServer);
             // this one only carries the Android handshake's calls to Google.
-            let upstream = UpstreamClient(configuration: .init(threads: 1))
+            let upstream = UpstreamClient()
             let android = try AndroidAssembly.handshake(configuration, secrets: secrets, upstream: upstream)
             let service = try KeywardService(
                 settings: ServiceAssembly.settings(from: configuration), store: store, sessionKeys: keys, providers: providers,

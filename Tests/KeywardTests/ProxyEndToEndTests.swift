@@ -15,12 +15,6 @@ final class ProxyEndToEndTests: XCTestCase {
         try checkAllowlistedPost(shards: 2)
     }
 
-    /// The same through the pooled listener (libmicrohttpd's own workers handing off to the
-    /// service's upstream client), which `serve` no longer uses but `KeywardServer` keeps.
-    func testAllowlistedPostThroughThePooledListener() throws {
-        try checkAllowlistedPost(shards: 0)
-    }
-
     private func checkAllowlistedPost(shards: Int) throws {
         env = try TestDeployment(shards: shards)
         let (_, token) = try env.session()
@@ -58,10 +52,6 @@ final class ProxyEndToEndTests: XCTestCase {
 
     func testServerSentEventsArriveBeforeTheNextIsWritten() throws {
         try checkServerSentEvents(shards: 2)
-    }
-
-    func testServerSentEventsThroughThePooledListener() throws {
-        try checkServerSentEvents(shards: 0)
     }
 
     private func checkServerSentEvents(shards: Int) throws {

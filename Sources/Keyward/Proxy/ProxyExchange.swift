@@ -179,8 +179,8 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
         record.update {
             $0.bytesOut = bytesOut
             if cutByStop && (clientCancelled || error == .cancelled) {
-                // A graceful stop ran out of time: it cancelled the transfer (sharded) or closed the
-                // client's connection (pooled). Either way the stop cut it, not the client.
+                // A graceful stop ran out of time: it cancelled the transfer or closed the client's
+                // connection. Either way the stop cut it, not the client.
                 $0.reason = "stream_cut_server_stopping"
             } else if clientCancelled {
                 $0.reason = "client_gone"

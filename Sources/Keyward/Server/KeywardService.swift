@@ -48,7 +48,7 @@ public final class KeywardService: Sendable {
     /// Builds the service and its units.
     /// - Parameters:
     ///   - upstream: forwards proxied requests when ``handle(_:body:writer:upstream:)`` is given no
-    ///     client of its own (tests and the pooled admin use); `serve` hands each shard's.
+    ///     client of its own; every ``Shard`` hands its own, so in `serve` this one is idle.
     ///   - appleRoot: the App Attest trust anchor. Production code never passes it (Apple's pinned
     ///     root is the default); only tests and the demo hand in a test anchor.
     ///   - android: the Play Integrity handshake, nil when Android is not configured (501).
