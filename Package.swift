@@ -62,6 +62,8 @@ let package = Package(
         .executableTarget(name: "KeywardDemoMain", dependencies: ["KeywardDemo", "CShims"]),
         .executableTarget(name: "KeywardBench", dependencies: ["Keyward", "KeywardDemo"]),
 
+        // Deadline-bounded waits shared by the test targets.
+        .target(name: "TestWaiting", path: "Tests/TestWaiting"),
         .testTarget(name: "KeywardCryptoTests", dependencies: ["KeywardCrypto"]),
         .testTarget(name: "CBORTests", dependencies: ["CBOR"]),
         .testTarget(name: "AppAttestTests", dependencies: ["AppAttest", "DeviceSimulator", "KeywardCrypto", "CBOR"]),
@@ -70,9 +72,9 @@ let package = Package(
         .testTarget(name: "TOMLDecodingTests", dependencies: ["TOMLDecoding"]),
         .testTarget(name: "ProviderRegistryTests", dependencies: ["ProviderRegistry", "HTTPFields", "TOMLDecoding"]),
         .testTarget(name: "StoreTests", dependencies: ["Store"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPFields"]),
-        .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer", "KeywardSupport"]),
-        .testTarget(name: "KeywardTests", dependencies: ["Keyward", "KeywardDemo", "KeywardCLI", "DeviceSimulator"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPFields", "TestWaiting"]),
+        .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer", "KeywardSupport", "TestWaiting"]),
+        .testTarget(name: "KeywardTests", dependencies: ["Keyward", "KeywardDemo", "KeywardCLI", "DeviceSimulator", "TestWaiting"]),
     ],
     cxxLanguageStandard: .cxx17
 )

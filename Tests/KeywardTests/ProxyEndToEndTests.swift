@@ -3,6 +3,7 @@ import Keyward
 import KeywardDemo
 import KeywardCrypto
 import Synchronization
+import TestWaiting
 import XCTest
 
 /// The proxy over loopback: a simulated device's session, Keyward, and a fake provider.
@@ -157,7 +158,8 @@ final class ProxyEndToEndTests: XCTestCase {
         let response = try env.client.call("GET", "/p/redir/go", headers: [env.bearer(token)])
         XCTAssertEqual(response.status, 302)
         XCTAssertEqual(response.header("location"), "http://127.0.0.1:\(bystander.port)/steal")
-        Thread.sleep(forTimeInterval: 0.2)
+        // A proxy that followed the redirect would reach the bystander about now.
+        XCTAssertTrue(staysFalse(for: 0.2) { bystander.received.count > 0 })
         XCTAssertEqual(bystander.received.count, 0)
     }
 
