@@ -33,7 +33,7 @@ enum ServeCommand {
             let providersPath = configuration.providersPath
             let providers = ProviderTable(try ServiceAssembly.providers(path: providersPath, secrets: secrets))
             let store = try ServiceAssembly.store(configuration)
-            // Proxied requests go through the shards' own clients (one per core, see KeywardServer);
+            // Proxied requests go through the shards' own clients (one per core, see Shard);
             // this one only carries the Android handshake's calls to Google.
             let upstream = UpstreamClient()
             let android = try AndroidAssembly.handshake(configuration, secrets: secrets, upstream: upstream)
