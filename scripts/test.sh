@@ -12,6 +12,8 @@ fi
 bash scripts/install-deps.sh
 swift build --build-tests
 swift test --skip-build
+# The production binary links no simulator and no test trust anchor (link graph and `strings`).
+bash scripts/check-release-binary.sh
 # The SDK apps link depends on no server module; the API answers as docs/openapi.yaml says.
 bash scripts/check-client-deps.sh
 bash scripts/api-contract.sh

@@ -4,6 +4,7 @@ import HTTPServer
 import Keyward
 import KeywardClient
 import KeywardCrypto
+import KeywardDemo
 import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
