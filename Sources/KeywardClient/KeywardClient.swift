@@ -51,7 +51,9 @@ public final class KeywardClient: Sendable {
     ///   - configuration: Keyward's origin and the client's policy.
     ///   - attestation: the device's attestation service (`DeviceCheckAttestationService()` on Apple devices).
     ///   - keyStore: where the key id lives between launches (`KeychainKeyIDStore()` on Apple devices).
-    ///   - sessionConfiguration: the `URLSession` configuration (timeouts, connections per host).
+    ///   - sessionConfiguration: the `URLSession` configuration: connections per host, and
+    ///     `timeoutIntervalForRequest`, the longest silence between two pieces of an answer (60 s by
+    ///     default; raise it for event streams that pause longer).
     public init(
         configuration: Configuration, attestation: any AppAttestationService, keyStore: any KeyIDStore,
         sessionConfiguration: URLSessionConfiguration = .ephemeral
@@ -78,7 +80,8 @@ public final class KeywardClient: Sendable {
     }
 
     /// Sends `request` and returns as soon as the provider's head arrives; the body (or its
-    /// server-sent events) follows on the returned stream as each piece arrives.
+    /// server-sent events) follows on the returned stream as each piece arrives. Stopping the
+    /// iteration cancels the transfer; so does releasing the client.
     /// - Throws: as ``send(_:)``, for everything before the head; body errors come on the stream.
     public func stream(_ request: ProviderRequest) async throws -> KeywardStream {
         let answer = try await exchange(request)

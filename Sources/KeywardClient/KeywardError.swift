@@ -65,7 +65,8 @@ public struct KeywardRefusal: Sendable, Hashable {
     public let code: KeywardErrorCode
     /// The HTTP status (RFC 9110 §15).
     public let status: Int
-    /// `Retry-After` in seconds (RFC 9110 §10.2.3), sent with 429 and 503; nil when absent.
+    /// `Retry-After` in seconds (RFC 9110 §10.2.3), sent with 429 and 503; nil when absent or not
+    /// in delay-seconds form (Keyward always sends seconds).
     public let retryAfterSeconds: Int?
     /// `X-Request-Id`: quote it to the operator, who finds the reason in the server's log.
     public let requestID: String?
