@@ -35,6 +35,10 @@ final class KeywardErrorHeaderTests: XCTestCase {
         XCTAssertEqual(tooLarge.status, 413)
         XCTAssertEqual(tooLarge.header("keyward-error"), "payload_too_large")
 
+        let headTooLarge = try env.client.call("POST", "/v1/challenge", headers: [("X-Padding", String(repeating: "a", count: 17_000))])
+        XCTAssertEqual(headTooLarge.status, 431)
+        XCTAssertEqual(headTooLarge.header("keyward-error"), "bad_request")
+
         let success = try env.client.call("POST", "/v1/challenge")
         XCTAssertEqual(success.status, 200)
         XCTAssertNil(success.header("keyward-error"))
