@@ -8,8 +8,8 @@ import Upstream
 /// ways, and the request finished (``RequestFinisher``) however the transfer ends.
 ///
 /// Upstream callbacks arrive on the upstream client's thread, the client stream's on the server's:
-/// in a ``Shard`` that is one and the same thread, but the state still sits behind a lock, since a
-/// standard-mode handshake or a stop may complete things from another. A slow client makes `write` refuse more, which pauses the upstream
+/// in a ``Shard`` that is one and the same thread, but the state still sits behind a lock, since the
+/// server's departure check and a stop call `onClose` from other threads. A slow client makes `write` refuse more, which pauses the upstream
 /// transfer until the stream drains (`onWritable` → `resume`); a client that leaves cancels the
 /// upstream transfer (`onClose` → `cancel`). Memory per stream is bounded by the server's stream
 /// buffer plus one upstream chunk, however long the response.
