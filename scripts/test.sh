@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs Keyward's whole test suite: installs the build's Debian packages if missing, then `swift test`,
-# the KeywardClient dependency check and the API contract (schemathesis against a running Keyward).
+# then checks the release `keyward` for simulator code, that the KeywardClient library depends on
+# no server module, and the API contract (schemathesis against a running Keyward).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The real-device vectors are read where they lie, beside the repository (README, "Try it").
@@ -12,8 +13,10 @@ fi
 bash scripts/install-deps.sh
 swift build --build-tests
 swift test --skip-build
-# The production binary links no simulator and no test trust anchor (link graph and `strings`).
-bash scripts/check-release-binary.sh
+# The production binary links no simulator and no test trust anchor (link graph, and `strings`
+# on the release build of `keyward` alone, the binary that ships).
+swift build -c release --product keyward
+bash scripts/check-release-binary.sh "$(swift build -c release --show-bin-path)/keyward"
 # The SDK apps link depends on no server module; the API answers as docs/openapi.yaml says.
 bash scripts/check-client-deps.sh
 bash scripts/api-contract.sh
