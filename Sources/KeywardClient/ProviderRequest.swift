@@ -35,6 +35,12 @@ public struct ProviderRequest: Sendable {
         return ProviderRequest(method: "POST", provider: provider, path: path, headers: fields, body: body)
     }
 
+    /// RFC 3986 §3.3 `pchar` and `/`: unreserved, sub-delims, `:`, `@`, and `%` of a percent-encoding.
+    static let pathCharacters: Set<Unicode.Scalar> = Set(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@%/".unicodeScalars)
+    /// RFC 3986 §3.4 query characters: `pchar`, `/` and `?`.
+    static let queryCharacters: Set<Unicode.Scalar> = pathCharacters.union(["?"])
+
     /// The path Keyward sees and the assertion covers: `/p/<provider><path>`.
     var proxyPath: String { "/p/" + provider + path }
 
@@ -45,8 +51,13 @@ public struct ProviderRequest: Sendable {
         guard !provider.isEmpty, provider.allSatisfy({ nameCharacters.contains($0) }) else {
             throw KeywardError.invalidRequest("provider name must be letters, digits, '_' or '-'")
         }
-        guard path.hasPrefix("/"), !path.contains("?"), !path.contains("#") else {
-            throw KeywardError.invalidRequest("path must start with '/' and hold no '?' or '#'")
+        guard path.hasPrefix("/"), path.unicodeScalars.allSatisfy(Self.pathCharacters.contains) else {
+            throw KeywardError.invalidRequest("path must start with '/' and be percent-encoded (RFC 3986 pchar and '/')")
+        }
+        // Characters outside these sets would be re-encoded by URL and then differ from what a
+        // per-request assertion signed.
+        if let query, !query.unicodeScalars.allSatisfy(Self.queryCharacters.contains) {
+            throw KeywardError.invalidRequest("query must be percent-encoded (RFC 3986 query characters)")
         }
         guard !method.isEmpty, method.allSatisfy({ $0.isASCII && ($0.isLetter || $0 == "-") }) else {
             throw KeywardError.invalidRequest("method must be a token")

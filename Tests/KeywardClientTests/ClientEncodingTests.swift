@@ -99,12 +99,15 @@ final class ClientEncodingTests: XCTestCase {
             ProviderRequest(provider: "a/b", path: "/x"), ProviderRequest(provider: "", path: "/x"),
             ProviderRequest(provider: "chat", path: "x"), ProviderRequest(provider: "chat", path: "/x?y=1"),
             ProviderRequest(method: "GE T", provider: "chat", path: "/x"),
+            ProviderRequest(provider: "chat", path: "/a b"), ProviderRequest(provider: "chat", path: "/x#y"),
+            ProviderRequest(provider: "chat", path: "/é"), ProviderRequest(provider: "chat", path: "/x", query: "a=b c"),
+            ProviderRequest(provider: "chat", path: "/x", query: "a#b"),
         ] {
             XCTAssertThrowsError(try bad.validate()) { error in
                 guard case KeywardError.invalidRequest = error else { return XCTFail("\(error)") }
             }
         }
-        XCTAssertNoThrow(try ProviderRequest(provider: "open_ai-2", path: "/v1/a%20b").validate())
+        XCTAssertNoThrow(try ProviderRequest(provider: "open_ai-2", path: "/v1/a%20b:c@d", query: "q=%C3%A9&x=/?y").validate())
     }
 
     func hex(_ data: Data) -> String { data.map { String(format: "%02x", $0) }.joined() }
