@@ -60,6 +60,7 @@ enum CheckConfigCommand {
             do {
                 let registry = try ProviderRegistry.load(path: providersPath)
                 providerCount = registry.names.count
+                for warning in registry.warnings { CLIOutput.error(warning.description) }
                 // Only iOS sessions can sign requests: with iOS off such a provider refuses everyone.
                 if let configuration, configuration.apple == nil {
                     for name in registry.names where registry.providers[name]?.requireAssertion == true {
