@@ -13,6 +13,7 @@ let uriLogCallback: keyward_mhd_uri_log_callback = { cls, uri, connection in
     core.activeRequests.add(1, ordering: .relaxed)
     let context = RequestContext(
         core: core, connection: connection, socket: keyward_mhd_connection_fd(connection), target: target)
+    ThreadHeadRequests.current.insert(context)
     return Unmanaged.passRetained(context).toOpaque()
 }
 

@@ -12,8 +12,10 @@ extension RequestContext {
         uploadData: UnsafePointer<CChar>?,
         uploadDataSize: UnsafeMutablePointer<Int>
     ) -> MHD_Result {
+        if answeredDirectly { return .NO }
         switch phase {
         case .head:
+            ThreadHeadRequests.existing?.remove(self)
             return acceptHead(method: method, version: version)
         case .body:
             let size = uploadDataSize.pointee
@@ -176,6 +178,21 @@ extension RequestContext {
         default: "Bad Request"
         }
     }
+
+    /// The length refusal libmicrohttpd is about to send its own page for (see ``LengthRefusal``):
+    /// one JSON 400 straight onto the socket, which is then shut for sending.
+    func answerLengthRefusal() {
+        guard !answeredDirectly, phase == .head else { return }
+        answeredDirectly = true
+        phase = .refused
+        let remoteAddress = SocketAddress.numericHost(keyward_mhd_client_address(connection))
+        core.onRefusal?(.badRequest(FramingError.invalidContentLength.rawValue, from: remoteAddress))
+        _ = Self.badRequestBody.withUnsafeBytes { raw in
+            keyward_mhd_send_final_response(connection, 400, "Bad Request", "application/json", raw.baseAddress, raw.count)
+        }
+    }
+
+    static let badRequestBody = Array(#"{"error":"bad_request"}"#.utf8)
 
     static let payloadTooLargeBody = Array(#"{"error":"payload_too_large"}"#.utf8)
 

@@ -70,6 +70,8 @@ final class RequestContext: @unchecked Sendable {
 
     // Worker-only.
     var phase = Phase.head
+    /// The server already answered on the socket itself (see ``LengthRefusal``): close on the next call.
+    var answeredDirectly = false
     var head: HTTPRequestHead?
     var body: [UInt8] = []
     var bodyLimit = 0
@@ -160,6 +162,7 @@ final class RequestContext: @unchecked Sendable {
     /// Fires `onClose` when the response was not fully delivered (a stream the
     /// producer aborted excepted: it knows).
     func complete(cleanly: Bool) {
+        ThreadHeadRequests.existing?.remove(self)
         // Head accepted, body never finished (the client left or idled out): no handler ran, so
         // only the server can tell the application the request existed.
         if phase == .body, let head {
