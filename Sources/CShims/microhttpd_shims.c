@@ -48,6 +48,8 @@ struct MHD_Daemon *keyward_mhd_start(const struct keyward_mhd_settings *s) {
     if (s->address != NULL && s->address->sa_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     struct MHD_OptionItem options[] = {
+        // First: options are read in order, and those before it would log to standard error.
+        { MHD_OPTION_EXTERNAL_LOGGER, (intptr_t) keyward_mhd_log, NULL },
         { MHD_OPTION_SOCK_ADDR, 0, (void *) s->address },
         // An external-loop daemon has no threads; it shares its port with its siblings instead.
         s->external_loop ? (struct MHD_OptionItem) { MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL }
@@ -59,7 +61,6 @@ struct MHD_Daemon *keyward_mhd_start(const struct keyward_mhd_settings *s) {
         { MHD_OPTION_LISTEN_BACKLOG_SIZE, (intptr_t) s->listen_backlog, NULL },
         { MHD_OPTION_NOTIFY_COMPLETED, (intptr_t) s->completed, s->completed_cls },
         { MHD_OPTION_URI_LOG_CALLBACK, (intptr_t) s->uri_log, s->uri_log_cls },
-        { MHD_OPTION_EXTERNAL_LOGGER, (intptr_t) keyward_mhd_log, NULL },
         { MHD_OPTION_END, 0, NULL },
     };
     // The port argument is ignored when MHD_OPTION_SOCK_ADDR is given.
