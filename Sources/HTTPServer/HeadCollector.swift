@@ -1,3 +1,5 @@
+import HTTPFields
+
 /// Gathers header fields from libmicrohttpd's iterator and judges the
 /// framing rules libmicrohttpd 0.9.75 leaves to the application.
 ///
@@ -31,20 +33,20 @@ struct HeadCollector {
         headerBytes += name.count + value.count + 4
         spans.append(HeadLayout.FieldSpan(name: name.baseAddress, nameCount: name.count, value: value.baseAddress, valueCount: value.count))
         if malformedField == nil {
-            if !ASCII.isToken(name) {
+            if !HTTPBytes.isToken(name) {
                 malformedField = .invalidFieldName
-            } else if !ASCII.isFieldValue(value) {
+            } else if !HTTPBytes.isFieldValue(value) {
                 malformedField = .invalidFieldValue
             }
         }
-        if ASCII.caseInsensitiveEquals(name, Names.host) {
+        if HTTPBytes.caseInsensitiveEquals(name, Names.host) {
             hostCount += 1
-        } else if ASCII.caseInsensitiveEquals(name, Names.contentLength) {
+        } else if HTTPBytes.caseInsensitiveEquals(name, Names.contentLength) {
             if contentLengthValues.isEmpty { lengthRefusedByLibrary = !Self.isPlainUInt64(value) }
             contentLengthValues.append(contentsOf: Self.parseContentLength(value))
-        } else if ASCII.caseInsensitiveEquals(name, Names.transferEncoding) {
+        } else if HTTPBytes.caseInsensitiveEquals(name, Names.transferEncoding) {
             transferEncodingCount += 1
-            transferEncodingIsChunked = ASCII.caseInsensitiveEquals(value, Names.chunked)
+            transferEncodingIsChunked = HTTPBytes.caseInsensitiveEquals(value, Names.chunked)
         }
         headers.append((
             name: String(decoding: name, as: UTF8.self),

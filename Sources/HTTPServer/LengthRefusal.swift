@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import HTTPFields
 import CShims
 
 /// libmicrohttpd 0.9.75 parses `Content-Length` itself once the head is in, before the first
@@ -37,9 +38,9 @@ enum LengthRefusal {
                 guard let cls else { return .NO }
                 let scan = cls.assumingMemoryBound(to: (sawTransferEncoding: Bool, firstLengthRefused: Bool?).self)
                 let name = UnsafeRawBufferPointer(start: key, count: key == nil ? 0 : keySize)
-                if ASCII.caseInsensitiveEquals(name, HeadCollector.Names.transferEncoding) {
+                if HTTPBytes.caseInsensitiveEquals(name, HeadCollector.Names.transferEncoding) {
                     scan.pointee.sawTransferEncoding = true
-                } else if scan.pointee.firstLengthRefused == nil, ASCII.caseInsensitiveEquals(name, HeadCollector.Names.contentLength) {
+                } else if scan.pointee.firstLengthRefused == nil, HTTPBytes.caseInsensitiveEquals(name, HeadCollector.Names.contentLength) {
                     let bytes = UnsafeRawBufferPointer(start: value, count: value == nil ? 0 : valueSize)
                     scan.pointee.firstLengthRefused = !HeadCollector.isPlainUInt64(bytes)
                 }
