@@ -1,6 +1,6 @@
 import CMicroHTTPD
-import HTTPFields
 import CShims
+import HTTPFields
 
 /// libmicrohttpd 0.9.75 parses `Content-Length` itself once the head is in, before the first
 /// access-handler call. A value it cannot read (`+5`, `5, 5`, `0x5`, more than 2^64 − 1) gets its

@@ -16,7 +16,7 @@ extension RequestContext {
         if answeredDirectly { return .NO }
         switch phase {
         case .head:
-            ThreadHeadRequests.existing?.remove(self)
+            leaveHeadRegistry()
             return acceptHead(method: method, version: version)
         case .body:
             let size = uploadDataSize.pointee

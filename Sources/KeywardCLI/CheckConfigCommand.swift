@@ -40,7 +40,7 @@ enum CheckConfigCommand {
             do { _ = try ServiceAssembly.sessionKeys(secrets) } catch { problems.append("\(configPath): \(error)") }
             // The Android handshake as `serve` builds it: its secrets read and its keys parsed. The
             // client it is given only carries Google calls, and none is made here.
-            let upstream = UpstreamClient(configuration: .init(threads: 1))
+            let upstream = UpstreamClient()
             do { _ = try AndroidAssembly.handshake(configuration, secrets: secrets, upstream: upstream) } catch {
                 problems.append("\(configPath): \(error)")
             }
