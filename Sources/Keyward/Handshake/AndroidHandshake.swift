@@ -28,7 +28,7 @@ struct AndroidAttestHandshake: Handshake {
 
     /// - Throws: `bad_request` (body, token over 16 KiB, install id, package name).
     func parse(_ body: [UInt8], record: RequestRecord) throws(APIError) -> Parsed {
-        record.update { $0.platform = "android" }
+        record.update { $0.platform = .android }
         let fields = try HandshakeBody.decode(AndroidAttestBody.self, from: body)
         let request: AndroidAttestRequest
         do {
@@ -64,7 +64,7 @@ struct AndroidAttestHandshake: Handshake {
         }
         if case .existing(let existing) = outcome {
             guard !existing.revoked else { throw APIError(.forbidden, reason: "device_revoked") }
-            guard existing.platform == "android" else { throw APIError(.attestationInvalid, reason: "device_platform_conflict") }
+            guard existing.platform == SessionPlatform.android.rawValue else { throw APIError(.attestationInvalid, reason: "device_platform_conflict") }
             _ = try? store.markSeen(deviceID: request.deviceID, now: now)
         }
         return (request.deviceID, .android)

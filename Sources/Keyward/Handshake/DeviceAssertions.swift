@@ -1,4 +1,5 @@
 import AppAttest
+import Sessions
 import Store
 
 /// App Attest assertions by registered devices: the `/v1/assert/ios` handshake's and each signed
@@ -17,7 +18,7 @@ struct DeviceAssertions: Sendable {
     func registeredDevice(_ deviceID: String, record: RequestRecord) throws(APIError) -> DeviceRecord {
         let found: DeviceRecord?
         do { found = try store.device(id: deviceID) } catch { throw StoreFailure.apiError("device_read", error, record: record) }
-        guard let device = found, device.platform == "ios" else {
+        guard let device = found, device.platform == SessionPlatform.ios.rawValue else {
             throw APIError(.attestationInvalid, reason: "device_unknown")
         }
         guard !device.revoked else { throw APIError(.forbidden, reason: "device_revoked") }

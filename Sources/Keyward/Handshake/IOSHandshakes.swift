@@ -25,7 +25,7 @@ struct IOSAttestHandshake: Handshake {
 
     /// - Throws: `bad_request` (body, `key_id_malformed`, `attestation_malformed`).
     func parse(_ body: [UInt8], record: RequestRecord) throws(APIError) -> Parsed {
-        record.update { $0.platform = "ios" }
+        record.update { $0.platform = .ios }
         let request = try HandshakeBody.decode(IOSAttestBody.self, from: body)
         let (keyID, deviceID) = try IOSFields.keyID(request.key_id, record: record)
         let attestation = try IOSFields.blob(request.attestation, maxText: Self.maxAttestationText, reason: "attestation_malformed")
@@ -54,7 +54,7 @@ struct IOSAttestHandshake: Handshake {
         let (parsed, attested) = verified
         let now = time.nowSeconds()
         let device = DeviceRecord(
-            id: parsed.deviceID, platform: "ios", publicKey: attested.publicKey, counter: attested.counter,
+            id: parsed.deviceID, platform: SessionPlatform.ios.rawValue, publicKey: attested.publicKey, counter: attested.counter,
             environment: attested.environment.rawValue, createdAt: now, lastSeenAt: now, revoked: false,
             receipt: attested.receipt)
         let outcome: RegisterOutcome
@@ -84,7 +84,7 @@ struct IOSAssertHandshake: Handshake {
 
     /// - Throws: `bad_request` (body, `key_id_malformed`, `assertion_malformed`).
     func parse(_ body: [UInt8], record: RequestRecord) throws(APIError) -> Parsed {
-        record.update { $0.platform = "ios" }
+        record.update { $0.platform = .ios }
         let request = try HandshakeBody.decode(IOSAssertBody.self, from: body)
         let (_, deviceID) = try IOSFields.keyID(request.key_id, record: record)
         let assertion = try IOSFields.blob(request.assertion, maxText: DeviceAssertions.maxAssertionText, reason: "assertion_malformed")

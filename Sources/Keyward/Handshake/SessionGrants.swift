@@ -17,7 +17,7 @@ struct SessionGrants: Sendable {
         }
         record.update {
             $0.deviceID = deviceID
-            $0.platform = platform.rawValue
+            $0.platform = platform
         }
         return "{\"token\":\"\(session.token)\",\"expires_at\":\(session.expiresAt)}"
     }

@@ -65,7 +65,7 @@ struct ProxyAuthorizer: Sendable {
     private func checkRequestAssertion(
         _ head: HTTPRequestHead, body: [UInt8], claims: SessionClaims, record: RequestRecord
     ) throws(APIError) {
-        guard claims.plat == "ios" else { throw APIError(.forbidden, reason: "assertion_requires_ios") }
+        guard SessionPlatform(rawValue: claims.plat) == .ios else { throw APIError(.forbidden, reason: "assertion_requires_ios") }
         guard let assertions else { throw APIError(.forbidden, reason: "ios_not_configured") }
         guard let assertionText = head.header("x-keyward-assertion") else {
             throw APIError(.attestationInvalid, reason: "assertion_header_missing")

@@ -7,8 +7,9 @@ import Upstream
 /// (``ProxyResponseHead``), its body relayed to the client as it arrives with back-pressure both
 /// ways, and the request finished (``RequestFinisher``) however the transfer ends.
 ///
-/// Upstream callbacks arrive on the upstream client's thread; the client stream's callbacks on
-/// the server's threads. A slow client makes `write` refuse more, which pauses the upstream
+/// Upstream callbacks arrive on the upstream client's thread, the client stream's on the server's:
+/// in a ``Shard`` that is one and the same thread, but the state still sits behind a lock, since the
+/// server's departure check and a stop call `onClose` from other threads. A slow client makes `write` refuse more, which pauses the upstream
 /// transfer until the stream drains (`onWritable` → `resume`); a client that leaves cancels the
 /// upstream transfer (`onClose` → `cancel`). Memory per stream is bounded by the server's stream
 /// buffer plus one upstream chunk, however long the response.
@@ -160,33 +161,17 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
         let clientCancelled = clientGone && error == .cancelled
         guard let stream else {
             // Nothing was sent yet: the client gets one API error.
-            let apiError: APIError
-            switch error {
-            case .timeout?: apiError = APIError(.upstreamTimeout, reason: "upstream_timeout")
-            case .cancelled? where clientGone: apiError = APIError(.upstreamError, reason: "client_gone")
-            // libcurl refused what the client sent (a header it cannot frame): the client's fault.
-            case .invalidRequest?: apiError = APIError(.badRequest, reason: "request_unforwardable")
-            case let other?: apiError = APIError(.upstreamError, reason: other.reason)
-            case nil: apiError = APIError(.upstreamError, reason: headWasHeld ? "upstream_body_missing" : "upstream_no_response")
-            }
+            let apiError = ProxyOutcome.apiError(error, clientGone: clientGone, headWasHeld: headWasHeld)
             if !clientCancelled && apiError.code != .badRequest {
                 record.note(.upstreamError(provider: responseHead.providerName, reason: apiError.reason))
             }
             finisher.respondError(writer, record, apiError)
             return
         }
-        let cutByStop = lifecycle.isCutting
+        let reason = ProxyOutcome.streamReason(error, clientCancelled: clientCancelled, cutByStop: lifecycle.isCutting)
         record.update {
             $0.bytesOut = bytesOut
-            if cutByStop && (clientCancelled || error == .cancelled) {
-                // A graceful stop ran out of time: it cancelled the transfer or closed the client's
-                // connection. Either way the stop cut it, not the client.
-                $0.reason = "stream_cut_server_stopping"
-            } else if clientCancelled {
-                $0.reason = "client_gone"
-            } else if let error {
-                $0.reason = "stream_cut_" + error.reason
-            }
+            if let reason { $0.reason = reason }
         }
         if let error, !clientCancelled {
             record.note(.upstreamError(provider: responseHead.providerName, reason: error.reason))

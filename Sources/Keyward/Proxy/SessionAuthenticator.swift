@@ -30,7 +30,7 @@ struct SessionAuthenticator: Sendable {
         }
         record.update {
             $0.deviceID = claims.sub
-            $0.platform = claims.plat
+            $0.platform = SessionPlatform(rawValue: claims.plat)
         }
         let now = time.nowMillis()
         if !deviceStatus.isFresh(claims.sub, nowMillis: now) {

@@ -11,9 +11,9 @@ import Upstream
 ///
 /// | route | unit |
 /// |---|---|
-/// | `POST /v1/challenge` | ``Challenges`` |
-/// | `POST /v1/attest/ios`, `POST /v1/assert/ios` | ``IOSAttestHandshake``, ``IOSAssertHandshake`` |
-/// | `POST /v1/attest/android` | ``AndroidAttestHandshake``, on the ``BlockingExecutor`` |
+/// | `POST /v1/challenge` | ``HandshakeRoutes`` → ``Challenges`` |
+/// | `POST /v1/attest/ios`, `POST /v1/assert/ios` | ``HandshakeRoutes`` → ``IOSAttestHandshake``, ``IOSAssertHandshake`` |
+/// | `POST /v1/attest/android` | ``HandshakeRoutes`` → ``AndroidAttestHandshake``, on the ``BlockingExecutor`` |
 /// | `ANY /p/<provider>/…` | ``ProxyPipeline`` |
 /// | `GET /healthz`, `GET /readyz` | ``Lifecycle`` |
 ///
@@ -28,22 +28,8 @@ public final class KeywardService: Sendable {
     let upstream: UpstreamClient
     let finisher: RequestFinisher
     let lifecycle: Lifecycle
-    let clientLimiter: ClientRateLimiter
-    let time: any TimeSource
-    let challenges: Challenges
-    let grants: SessionGrants
-    /// Nil when iOS is not configured (501).
-    let iosAttest: IOSAttestHandshake?
-    let iosAssert: IOSAssertHandshake?
-    /// Nil when Android is not configured (501).
-    let android: AndroidAttestHandshake?
-    /// Where standard-mode Android handshakes wait on Google; nil without Android.
-    let blockingWork: BlockingExecutor?
+    let handshakes: HandshakeRoutes
     let proxy: ProxyPipeline
-
-    /// Google calls of Android handshakes running at once, and waiting beyond those (then 503).
-    static let androidThreads = 8
-    static let androidQueueLimit = 256
 
     /// Builds the service and its units.
     /// - Parameters:
@@ -70,14 +56,15 @@ public final class KeywardService: Sendable {
         self.metrics = metrics
         self.providers = providers
         self.upstream = upstream
-        self.time = time
         finisher = RequestFinisher(logger: logger, metrics: metrics, time: time)
         lifecycle = Lifecycle(store: store, time: time, logger: logger, metrics: metrics)
-        clientLimiter = ClientRateLimiter(ratePerSecond: settings.handshakeRatePerSecond, burst: settings.handshakeBurst)
-        challenges = Challenges(store: store, time: time, length: settings.challengeLength, ttlSeconds: settings.challengeTTLSeconds)
-        grants = SessionGrants(
+        let challenges = Challenges(
+            store: store, time: time, length: settings.challengeLength, ttlSeconds: settings.challengeTTLSeconds)
+        let grants = SessionGrants(
             issuer: try SessionIssuer(keys: sessionKeys, issuer: settings.issuer, ttlSeconds: settings.sessionTTLSeconds), time: time)
         var assertions: DeviceAssertions?
+        var iosAttest: IOSAttestHandshake?
+        var iosAssert: IOSAssertHandshake?
         if let apple = settings.apple {
             let attestation = AttestationVerifier(
                 teamID: apple.teamID, bundleIDs: apple.bundleIDs, environment: apple.environment, trustedRoot: appleRoot)
@@ -86,13 +73,15 @@ public final class KeywardService: Sendable {
             iosAttest = IOSAttestHandshake(verifier: attestation, store: store, time: time)
             iosAssert = IOSAssertHandshake(assertions: deviceAssertions)
             assertions = deviceAssertions
-        } else {
-            iosAttest = nil
-            iosAssert = nil
         }
-        self.android = android.map { AndroidAttestHandshake(attestation: $0.attestation, store: store, time: time) }
-        blockingWork = android == nil
-            ? nil : BlockingExecutor(name: "kw-android", threads: Self.androidThreads, queueLimit: Self.androidQueueLimit)
+        handshakes = HandshakeRoutes(
+            challenges: challenges, grants: grants,
+            clientLimiter: ClientRateLimiter(ratePerSecond: settings.handshakeRatePerSecond, burst: settings.handshakeBurst),
+            time: time, finisher: finisher, iosAttest: iosAttest, iosAssert: iosAssert,
+            android: android.map { AndroidAttestHandshake(attestation: $0.attestation, store: store, time: time) },
+            blockingWork: android == nil
+                ? nil
+                : BlockingExecutor(name: "kw-android", threads: HandshakeRoutes.androidThreads, queueLimit: HandshakeRoutes.androidQueueLimit))
         let sessionVerifier = SessionVerifier(
             keys: sessionKeys, issuer: settings.issuer, maxTTLSeconds: settings.sessionTTLSeconds,
             leewaySeconds: 60, cacheCapacity: 100_000)
@@ -133,21 +122,8 @@ public final class KeywardService: Sendable {
         }
         do throws(APIError) {
             switch route {
-            case .challenge:
-                try admitHandshake(head, record)
-                finisher.respondJSON(writer, record, status: 200, try challenges.issue(record: record))
-            case .attestIOS:
-                try admitHandshake(head, record)
-                guard let iosAttest else { throw APIError(.notImplemented, reason: "ios_not_configured") }
-                finisher.respondJSON(writer, record, status: 200, try iosAttest.run(body: body, record: record, challenges: challenges, grants: grants))
-            case .assertIOS:
-                try admitHandshake(head, record)
-                guard let iosAssert else { throw APIError(.notImplemented, reason: "ios_not_configured") }
-                finisher.respondJSON(writer, record, status: 200, try iosAssert.run(body: body, record: record, challenges: challenges, grants: grants))
-            case .attestAndroid:
-                try admitHandshake(head, record)
-                guard let android, let blockingWork else { throw APIError(.notImplemented, reason: "android_not_configured") }
-                try runBlocking(android, on: blockingWork, body: body, record: record, writer: writer)
+            case .challenge, .attestIOS, .assertIOS, .attestAndroid:
+                try handshakes.handle(route, head, body: body, writer: writer, record: record)
             case .healthz:
                 try requireMethod(head, "GET", "HEAD")
                 finisher.respondJSON(writer, record, status: 200, "{\"status\":\"ok\"}")
@@ -163,37 +139,11 @@ public final class KeywardService: Sendable {
         }
     }
 
-    /// A handshake route's gate: `POST` only, and the per-client-IP token bucket.
-    private func admitHandshake(_ head: HTTPRequestHead, _ record: RequestRecord) throws(APIError) {
-        try requireMethod(head, "POST")
-        if let retryAfter = clientLimiter.acquire(address: head.remoteAddress, nowMillis: time.nowMillis()) {
-            record.note(.rateLimited(.handshakeIP))
-            throw .rateLimited(reason: "client_ip_limited", retryAfterSeconds: retryAfter)
-        }
-    }
-
     /// 405 with `Allow` unless the method is one of `allowed`.
     private func requireMethod(_ head: HTTPRequestHead, _ allowed: String...) throws(APIError) {
         guard allowed.contains(head.method) else {
             throw .methodNotAllowed(allow: allowed.joined(separator: ", "))
         }
-    }
-
-    /// Runs a handshake that may block (standard mode calls Google) on `executor`; the connection
-    /// stays suspended until the writer answers from there.
-    /// - Throws: `unavailable` `handshake_queue_full` when the executor's queue is full.
-    private func runBlocking(
-        _ handshake: some Handshake, on executor: BlockingExecutor, body: [UInt8], record: RequestRecord, writer: ResponseWriter
-    ) throws(APIError) {
-        let (finisher, challenges, grants) = (self.finisher, self.challenges, self.grants)
-        let accepted = executor.submit {
-            do throws(APIError) {
-                finisher.respondJSON(writer, record, status: 200, try handshake.run(body: body, record: record, challenges: challenges, grants: grants))
-            } catch {
-                finisher.respondError(writer, record, error)
-            }
-        }
-        guard accepted else { throw .unavailable(reason: "handshake_queue_full") }
     }
 
     // MARK: - Lifecycle

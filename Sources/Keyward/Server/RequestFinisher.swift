@@ -43,7 +43,7 @@ final class RequestFinisher: Sendable {
         line.add("route", fields.route.rawValue)
         line.addIfPresent("provider", fields.provider)
         line.addIfPresent("device", fields.deviceID)
-        line.addIfPresent("platform", fields.platform)
+        line.addIfPresent("platform", fields.platform?.rawValue)
         line.add("status", fields.status)
         line.addIfPresent("reason", fields.reason)
         if fields.bytesOut > 0 { line.add("bytes_out", fields.bytesOut) }

@@ -1,3 +1,4 @@
+import Sessions
 import Synchronization
 
 /// What one request's phases learn, carried from the route to ``RequestFinisher/finish(_:status:)``
@@ -11,7 +12,7 @@ final class RequestRecord: Sendable {
         var route = Route.unknown
         var provider: String?
         var deviceID: String?
-        var platform: String?
+        var platform: SessionPlatform?
         var reason: String?
         var status = 0
         var bytesOut: Int64 = 0
