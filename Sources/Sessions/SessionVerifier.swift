@@ -13,8 +13,8 @@ import KeywardCrypto
 /// 4. signature exactly 64 bytes `R ‖ S` (`signature_malformed`) that verifies with that key
 ///    over the ASCII signing input (`signature_invalid`);
 /// 5. claims: the same strict JSON as the header, no `aud`, `iss`, `sub`, `plat` (`ios`/`android`),
-///    integer `iat` and `exp` with `exp` > `iat` (`claims_invalid`); `iss` equal to ours (`issuer_mismatch`); `exp − iat` ≤ the configured
-///    TTL (`ttl_too_long`);
+///    integer `iat` and `exp` with `exp` > `iat` (`claims_invalid`); `iss` equal to ours
+///    (`issuer_mismatch`); `exp − iat` ≤ the configured TTL (`ttl_too_long`);
 /// 6. time, with at most 60 s leeway: `now` < `exp` + leeway (`token_expired`), `nbf` and `iat`
 ///    ≤ `now` + leeway (`token_not_yet_valid`, `token_issued_in_future`).
 ///
