@@ -33,8 +33,8 @@ public enum ServiceAssembly {
     }
 
     /// The session key set: `KEYWARD_SESSION_KEY` (PKCS#8 PEM, P-256) signs; every key in
-    /// `KEYWARD_SESSION_KEYS_RETIRED` (PEM blocks, public or private) still verifies, so sessions
-    /// signed before a rotation live out their TTL. Key ids are RFC 7638 thumbprints.
+    /// `KEYWARD_SESSION_KEYS_RETIRED` (PEM blocks, public or private; an empty file holds none)
+    /// still verifies, so sessions signed before a rotation live out their TTL. Key ids are RFC 7638 thumbprints.
     /// - Throws: `Problem` naming the secret that is missing or not a P-256 key.
     public static func sessionKeys(_ secrets: SecretSource) throws(Problem) -> SessionKeySet {
         let activePEM: String
@@ -46,7 +46,12 @@ public enum ServiceAssembly {
         guard active.publicKey.curve == .p256 else { throw Problem("secret \(sessionKeySecret): not a P-256 key (ES256)") }
         var retired: [(kid: String, key: ECPublicKey)] = []
         let retiredText: String?
-        do { retiredText = try secrets.optionalValue(retiredSessionKeysSecret) } catch { throw Problem(error.description) }
+        do { retiredText = try secrets.optionalValue(retiredSessionKeysSecret) } catch {
+            // An empty retired-keys file means none: the systemd unit's `SetCredential=` default
+            // is an empty credential, so the unit starts before any key has been retired.
+            guard error.isEmptyFile else { throw Problem(error.description) }
+            retiredText = nil
+        }
         for block in pemBlocks(retiredText ?? "") {
             let key: ECPublicKey
             if let publicKey = try? ECPublicKey(pem: block) {
