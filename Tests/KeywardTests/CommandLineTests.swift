@@ -197,6 +197,8 @@ final class CommandLineTests: XCTestCase {
             team_id = "ABCDE12345"
             bundle_ids = ["com.example.app"]
             environment = "production"
+            [shutdown]
+            readiness_grace_seconds = 0
             """)
         let environment = ["KEYWARD_SESSION_KEY": Self.sessionKeyPEM, "UP_KEY": "up-key"]
         let minted = try KeywardBinary.run(

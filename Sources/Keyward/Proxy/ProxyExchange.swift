@@ -81,8 +81,12 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
     // MARK: UpstreamResponseHandler
 
     func upstreamHead(status: Int, headers: [(String, String)]) {
-        let seconds = Double(service.time.nowMillis() - sentAtMillis) / 1000
-        service.metrics.observeUpstreamLatency(provider: providerName, seconds: seconds)
+        let headMillis = service.time.nowMillis() - sentAtMillis
+        context.update {
+            $0.upstreamStatus = status
+            $0.upstreamFirstByteMillis = headMillis
+        }
+        service.metrics.observeUpstreamLatency(provider: providerName, seconds: Double(headMillis) / 1000)
         var clientHeaders = ResponseRewrite.clientHeaders(headers.map { (name: $0.0, value: $0.1) }, credential: credential)
             .map { ($0.name, $0.value) }
         // The provider's own X-Request-Id (if any) passes through untouched; ours has its own name.

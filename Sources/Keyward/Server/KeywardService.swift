@@ -21,8 +21,10 @@ public final class KeywardService: Sendable {
     let logger: Logger
     /// The counters and histogram `/metrics` renders; tests read them.
     public let metrics: Metrics
-    let sessionIssuer: SessionIssuer
-    let sessionVerifier: SessionVerifier
+    /// The session signer and verifier in force; SIGHUP swaps both at once (`replaceSessionKeys`).
+    private let sessionKeys: Mutex<(issuer: SessionIssuer, verifier: SessionVerifier)>
+    var sessionIssuer: SessionIssuer { sessionKeys.withLock { $0.issuer } }
+    var sessionVerifier: SessionVerifier { sessionKeys.withLock { $0.verifier } }
     let attestationVerifier: AttestationVerifier?
     let assertionVerifier: AssertionVerifier?
     let clientLimiter: ClientRateLimiter
@@ -63,10 +65,7 @@ public final class KeywardService: Sendable {
         self.providers = providers
         self.upstream = upstream
         self.android = android
-        sessionIssuer = try SessionIssuer(keys: sessionKeys, issuer: settings.issuer, ttlSeconds: settings.sessionTTLSeconds)
-        sessionVerifier = SessionVerifier(
-            keys: sessionKeys, issuer: settings.issuer, maxTTLSeconds: settings.sessionTTLSeconds,
-            leewaySeconds: 60, cacheCapacity: 100_000)
+        self.sessionKeys = Mutex(try KeywardService.sessionPair(sessionKeys, settings: settings))
         if let apple = settings.apple {
             attestationVerifier = AttestationVerifier(
                 teamID: apple.teamID, bundleIDs: apple.bundleIDs, environment: apple.environment, trustedRoot: appleRoot)
@@ -96,8 +95,12 @@ public final class KeywardService: Sendable {
     /// - Parameter upstream: the client that forwards proxied requests: the one whose thread runs
     ///   the calling listener (sharded serving, see ``KeywardServer``), else the service's own.
     public func handle(_ head: HTTPRequestHead, body: [UInt8], writer: ResponseWriter, upstream: UpstreamClient? = nil) {
-        let context = RequestContext(id: requestIDs.next(), startMillis: time.nowMillis(), method: head.method)
         let path = head.path
+        let client = settings.trustedProxies.clientAddress(
+            peer: head.remoteAddress, forwardedFor: head.headers(named: "x-forwarded-for"), forwarded: head.headers(named: "forwarded"))
+        let context = RequestContext(
+            id: requestIDs.next(), startMillis: time.nowMillis(), method: head.method, client: client, path: path,
+            userAgent: head.header("user-agent") ?? "", bytesIn: body.count)
         if path.hasPrefix("/p/") {
             context.update { $0.route = "proxy" }
             proxy(head, body: body, writer: writer, context: context, upstream: upstream ?? self.upstream)
@@ -108,22 +111,22 @@ public final class KeywardService: Sendable {
             case "/v1/challenge":
                 context.update { $0.route = "challenge" }
                 try requireMethod(head, "POST")
-                try limitClient(head)
+                try limitClient(context)
                 respondJSON(writer, context, status: 200, try issueChallenge())
             case "/v1/attest/ios":
                 context.update { $0.route = "attest_ios" }
                 try requireMethod(head, "POST")
-                try limitClient(head)
+                try limitClient(context)
                 respondJSON(writer, context, status: 200, try attestIOS(body: body, context: context))
             case "/v1/assert/ios":
                 context.update { $0.route = "assert_ios" }
                 try requireMethod(head, "POST")
-                try limitClient(head)
+                try limitClient(context)
                 respondJSON(writer, context, status: 200, try assertIOS(body: body, context: context))
             case "/v1/attest/android":
                 context.update { $0.route = "attest_android" }
                 try requireMethod(head, "POST")
-                try limitClient(head)
+                try limitClient(context)
                 guard let android else { throw APIError(.notImplemented, reason: "android_not_configured") }
                 // Standard mode calls Google: run it off the server's threads; the connection
                 // stays suspended until the writer answers.
@@ -159,9 +162,10 @@ public final class KeywardService: Sendable {
         }
     }
 
-    /// The per-client-IP token bucket of the handshake routes.
-    func limitClient(_ head: HTTPRequestHead) throws(APIError) {
-        if let retryAfter = clientLimiter.acquire(address: head.remoteAddress, nowMillis: time.nowMillis()) {
+    /// The per-client token bucket of the handshake routes, keyed by the client's IPv4 address or
+    /// IPv6 /64 (`RequestContext.limiterKey`).
+    func limitClient(_ context: RequestContext) throws(APIError) {
+        if let retryAfter = clientLimiter.acquire(address: context.limiterKey, nowMillis: time.nowMillis()) {
             metrics.increment("keyward_rate_limited_total", ["limit": "handshake_ip"])
             throw .rateLimited(reason: "client_ip_limited", retryAfterSeconds: retryAfter)
         }
@@ -187,6 +191,26 @@ public final class KeywardService: Sendable {
             logger.emit(line)
         }
         return .unavailable(reason: "store_\(operation)_failed")
+    }
+
+    private static func sessionPair(_ keys: SessionKeySet, settings: ServiceSettings) throws(SessionError)
+        -> (issuer: SessionIssuer, verifier: SessionVerifier)
+    {
+        let issuer = try SessionIssuer(keys: keys, issuer: settings.issuer, ttlSeconds: settings.sessionTTLSeconds)
+        let verifier = SessionVerifier(
+            keys: keys, issuer: settings.issuer, maxTTLSeconds: settings.sessionTTLSeconds,
+            leewaySeconds: 60, cacheCapacity: 100_000)
+        return (issuer, verifier)
+    }
+
+    /// Puts `keys` in force: new sessions are signed with its active key, and tokens verify
+    /// against its keys only (a key dropped from the set stops verifying at once). The verifier's
+    /// cache of verified tokens starts empty, so no token verified under the old set is let
+    /// through by the cache. Requests already past verification are unaffected.
+    /// - Throws: `SessionError` when the session TTL is outside 60–86400 s (never after `init`).
+    public func replaceSessionKeys(_ keys: SessionKeySet) throws(SessionError) {
+        let pair = try KeywardService.sessionPair(keys, settings: settings)
+        sessionKeys.withLock { $0 = pair }
     }
 
     /// Marks the start of a graceful stop (see `draining`).
@@ -215,6 +239,7 @@ public final class KeywardService: Sendable {
 
     func respondJSON(_ writer: ResponseWriter, _ context: RequestContext, status: Int, _ json: String) {
         guard context.markFinished(status: status) else { return }
+        context.update { $0.bytesOut = Int64(json.utf8.count) }
         // Logged before answering, so whoever reads the answer finds its log line already written.
         log(context)
         writer.respond(
@@ -228,6 +253,7 @@ public final class KeywardService: Sendable {
         guard context.markFinished(status: error.code.status) else { return }
         var headers: [(String, String)] = [("Content-Type", "application/json"), ("Cache-Control", "no-store"), ("X-Request-Id", context.id)]
         headers.append(contentsOf: error.headers)
+        context.update { $0.bytesOut = Int64(error.code.body.count) }
         log(context)
         writer.respond(status: error.code.status, headers: headers, body: error.code.body)
     }
@@ -237,6 +263,7 @@ public final class KeywardService: Sendable {
     public func logRefusal(_ refusal: HTTPRequestRefusal) {
         var line = logger.line("request")
         line.add("request_id", requestIDs.next())
+        line.add("client", IPAddress.parse(refusal.remoteAddress)?.description ?? "-")
         line.add("route", "refused")
         line.add("status", refusal.status)
         line.add("reason", refusal.reason)
@@ -249,15 +276,21 @@ public final class KeywardService: Sendable {
         let fields = context.snapshot
         var line = logger.line("request")
         line.add("request_id", context.id)
+        line.add("client", context.client)
         line.add("method", context.method)
         line.add("route", fields.route)
+        line.add("path", context.path)
         line.addIfPresent("provider", fields.provider)
         line.addIfPresent("device", fields.deviceID)
         line.addIfPresent("platform", fields.platform)
         line.add("status", fields.status)
         line.addIfPresent("reason", fields.reason)
-        if fields.bytesOut > 0 { line.add("bytes_out", fields.bytesOut) }
+        line.add("bytes_in", context.bytesIn)
+        line.add("bytes_out", fields.bytesOut)
         line.add("duration_ms", time.nowMillis() - context.startMillis)
+        if let upstreamStatus = fields.upstreamStatus { line.add("upstream_status", upstreamStatus) }
+        if let firstByte = fields.upstreamFirstByteMillis { line.add("upstream_first_byte_ms", firstByte) }
+        line.add("user_agent", context.userAgent)
         logger.emit(line)
         metrics.countRequest(route: fields.route, provider: fields.provider ?? "-", status: fields.status)
     }

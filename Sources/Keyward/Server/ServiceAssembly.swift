@@ -29,6 +29,7 @@ public enum ServiceAssembly {
         settings.challengeTTLSeconds = Int64(configuration.challengeTTLSeconds)
         settings.handshakeRatePerSecond = Double(configuration.handshakePerIPPerMinute) / 60
         settings.handshakeBurst = configuration.handshakePerIPBurst
+        settings.trustedProxies = configuration.trustedProxies
         return settings
     }
 
@@ -61,7 +62,11 @@ public enum ServiceAssembly {
             } else {
                 throw Problem("secret \(retiredSessionKeysSecret): a PEM block is not a public or PKCS#8 private key")
             }
-            retired.append((SessionKeySet.thumbprintKID(for: key), key))
+            let kid = SessionKeySet.thumbprintKID(for: key)
+            // The signing key also listed as retired (step 2 of a rotation, when the new key was
+            // published as verify-only first), or a key listed twice, is the same key: keep one.
+            guard kid != SessionKeySet.thumbprintKID(for: active.publicKey), !retired.contains(where: { $0.kid == kid }) else { continue }
+            retired.append((kid, key))
         }
         do {
             return try SessionKeySet(active: (SessionKeySet.thumbprintKID(for: active.publicKey), active), verifyOnly: retired)
@@ -87,6 +92,35 @@ public enum ServiceAssembly {
             return store
         } catch {
             throw Problem("store \(redacted(configuration.storeURL)): \(error)")
+        }
+    }
+
+    /// Opens the store like `store(_:)`, trying up to `configuration.storeStartAttempts` times
+    /// `configuration.storeStartRetrySeconds` apart, so a Keyward started beside its database
+    /// (compose, a reboot) waits for it instead of exiting. Each failed try logs one
+    /// `store_unavailable` line (attempt, attempts, the reason with the password redacted).
+    /// - Parameter pause: waits between tries (seconds); tests pass one that returns at once.
+    /// - Throws: `Problem` of the last try when none succeeded.
+    public static func waitForStore(
+        _ configuration: KeywardConfiguration, logger: Logger,
+        open: (KeywardConfiguration) throws(Problem) -> any Store = { (configuration) throws(Problem) in try store(configuration) },
+        pause: (Int) -> Void = { seconds in Thread.sleep(forTimeInterval: Double(seconds)) }
+    ) throws(Problem) -> any Store {
+        let attempts = max(1, configuration.storeStartAttempts)
+        var attempt = 1
+        while true {
+            do {
+                return try open(configuration)
+            } catch {
+                var line = logger.line("store_unavailable")
+                line.add("attempt", attempt)
+                line.add("attempts", attempts)
+                line.add("message", error.description)
+                logger.emit(line)
+                guard attempt < attempts else { throw error }
+                attempt += 1
+                pause(configuration.storeStartRetrySeconds)
+            }
         }
     }
 

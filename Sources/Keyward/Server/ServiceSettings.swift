@@ -18,6 +18,8 @@ public struct ServiceSettings: Sendable {
     public var handshakeRatePerSecond: Double = 10
     /// The most handshake requests one IP can make at once before the rate applies (tokens, ≥ 1).
     public var handshakeBurst: Int = 20
+    /// Fronts whose `X-Forwarded-For` / `Forwarded` name the client (`[listen] trusted_proxies`).
+    public var trustedProxies = TrustedProxies()
     /// Largest handshake body, bytes (DESIGN.md §2: 64 KiB).
     public var handshakeBodyLimit: Int = 64 * 1024
     /// How long a device's "not revoked" answer is trusted before the store is asked again, seconds.
