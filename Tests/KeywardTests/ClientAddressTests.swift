@@ -1,5 +1,6 @@
 import Foundation
 import Keyward
+import ProviderRegistry
 import XCTest
 
 /// The client address behind a front: forwarding headers believed only from `trusted_proxies`,
@@ -98,5 +99,43 @@ final class ClientAddressTests: XCTestCase {
         // IPv6 clients: one /64 shares a bucket, another /64 does not.
         XCTAssertEqual(try challengeStatuses(env, ["2001:db8:1:2::a", "2001:db8:1:2::b", "2001:db8:1:2::c", "2001:db8:1:3::a"]), [200, 200, 429, 200])
         XCTAssertEqual(env.deployment.service.metrics.value("keyward_rate_limited_total", ["limit": "handshake_ip"]), 2)
+    }
+}
+
+/// `max_upstream_connections`: requests in flight to one provider from one instance, streams
+/// counting while they run.
+final class UpstreamConnectionLimitTests: XCTestCase {
+    func testARequestOverTheProvidersBoundIsRefusedAtOnceAndTheSlotComesBack() throws {
+        // The stream is paced: 3 events 300 ms apart, so it is still running when the second request comes.
+        let env = try TestDeployment(chatOptions: "max_upstream_connections = 1", eventCount: 3, eventGapMillis: 300)
+        defer { env.shutdown() }
+        let (_, token) = try env.session()
+        let started = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        let streamStatus = ConcurrentResults<Int>()
+        DispatchQueue.global().async {
+            let once = ConcurrentResults<Bool>()
+            let result = try? env.client.stream("POST", "/p/chat/v1/chat/completions", headers: [env.bearer(token)], body: Array("{}".utf8)) { _ in
+                if once.values.isEmpty { once.append(true); started.signal() }
+            }
+            streamStatus.append(result?.status ?? 0)
+            finished.signal()
+        }
+        XCTAssertEqual(started.wait(timeout: .now() + 10), .success)
+        let refused = try env.client.call("GET", "/p/chat/v1/models", headers: [env.bearer(token)])
+        XCTAssertEqual(refused.status, 503)
+        XCTAssertEqual(refused.header("retry-after"), "1")
+        XCTAssertEqual(env.lastReason(route: "proxy"), "upstream_connections_full")
+        XCTAssertEqual(finished.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(streamStatus.values, [200])
+        XCTAssertEqual(env.deployment.service.metrics.value("keyward_rate_limited_total", ["limit": "upstream_connections"]), 1)
+        // The stream's slot is free again.
+        XCTAssertEqual(try env.client.call("GET", "/p/chat/v1/models", headers: [env.bearer(token)]).status, 200)
+    }
+
+    func testTheBoundIsValidated() {
+        XCTAssertThrowsError(try ProviderRegistry.parse(text: TestDeployment.chatProvider(port: 9, options: "max_upstream_connections = 0"), path: "p.toml")) { error in
+            XCTAssertTrue("\(error)".contains("max_upstream_connections"), "\(error)")
+        }
     }
 }

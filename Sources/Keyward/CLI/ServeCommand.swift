@@ -41,14 +41,18 @@ enum ServeCommand {
             // this one only carries the Android handshake's calls to Google.
             let upstream = UpstreamClient(configuration: .init(threads: 1))
             let android = try AndroidAssembly.handshake(configuration, secrets: secrets, upstream: upstream)
+            var settings = ServiceAssembly.settings(from: configuration)
+            let connectionLimit = configuration.maxConnections ?? budget.defaultMaxConnections
+            // A provider can hold at most one upstream connection per client connection.
+            settings.maxUpstreamConnections = connectionLimit
             let service = try KeywardService(
-                settings: ServiceAssembly.settings(from: configuration), store: store, sessionKeys: keys, providers: providers,
+                settings: settings, store: store, sessionKeys: keys, providers: providers,
                 upstream: upstream, time: time, logger: logger, metrics: Metrics(), android: android)
             let server = KeywardServer(
                 service: service,
                 publicListener: HTTPServerConfiguration(
                     host: configuration.proxyListen.host, port: configuration.proxyListen.port,
-                    connectionLimit: configuration.maxConnections ?? budget.defaultMaxConnections),
+                    connectionLimit: connectionLimit),
                 adminListener: HTTPServerConfiguration(host: configuration.adminListen.host, port: configuration.adminListen.port),
                 reloadProviders: { try ServiceAssembly.providers(path: providersPath, secrets: SecretSource()) },
                 reloadSessionKeys: { try ServiceAssembly.sessionKeys(SecretSource()) },
@@ -58,9 +62,11 @@ enum ServeCommand {
                 // One shard per core: a request stays on one thread from its first byte to its last.
                 // On two cores `bench/proxy.sh` served ~7% more requests per second this way than
                 // with two libmicrohttpd workers handing off to two libcurl threads (alternating
-                // runs). Each shard keeps its own pool of up to 64 connections per provider, hence
-                // the cap: a big machine should not open a thousand.
-                shards: min(16, HTTPServerConfiguration.onlineCores()))
+                // runs). Each shard's libcurl may open as many connections to a provider's host as
+                // the instance has client connections; a provider's own bound, across the shards,
+                // is its `max_upstream_connections` (`UpstreamSlots`).
+                shards: min(16, HTTPServerConfiguration.onlineCores()),
+                shardUpstream: UpstreamClient.Configuration(maxConnectionsPerHost: connectionLimit))
             try server.start()
             logger.info(
                 "started",

@@ -52,6 +52,9 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
     private let credential: ProviderCredential
     private let sentAtMillis: Int64
     private let state = Mutex(State())
+    /// Whether the provider's upstream slot (`UpstreamSlots`) is still held; given back once, when
+    /// the transfer completes.
+    private let holdsSlot = Atomic<Bool>(true)
 
     init(
         service: KeywardService, writer: ResponseWriter, context: RequestContext, providerName: String, method: String,
@@ -157,6 +160,7 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
     }
 
     func upstreamComplete(_ error: UpstreamError?, afterHead: Bool) {
+        if holdsSlot.exchange(false, ordering: .relaxed) { service.upstreamSlots.release(providerName) }
         let (stream, bytesOut, clientGone, answered, headWasHeld) = state.withLock {
             ($0.stream, $0.bytesOut, $0.clientGone, $0.answered, $0.heldHead != nil)
         }

@@ -20,6 +20,10 @@ extension KeywardService {
                 throw APIError(.internalError, reason: "provider_key_missing")
             }
             let request = rewriteRequest(head, body: body, provider: provider, segments: segments, credential: credential)
+            guard upstreamSlots.acquire(provider.name, limit: provider.maxUpstreamConnections ?? settings.maxUpstreamConnections) else {
+                metrics.increment("keyward_rate_limited_total", ["limit": "upstream_connections"])
+                throw .unavailable(reason: "upstream_connections_full")
+            }
             let exchange = ProxyExchange(
                 service: self, writer: writer, context: context, providerName: provider.name, method: head.method,
                 credential: credential)

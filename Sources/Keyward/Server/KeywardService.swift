@@ -31,6 +31,8 @@ public final class KeywardService: Sendable {
     let providers: ProviderTable
     let upstream: UpstreamClient
     let deviceStatus: DeviceStatusCache
+    /// Proxied requests in flight per provider (`max_upstream_connections`).
+    let upstreamSlots = UpstreamSlots()
     /// Set when a graceful stop begins: `/readyz` then answers 503 so load balancers move away.
     let draining = Atomic<Bool>(false)
     /// A graceful stop's grace period is over and what still runs is being cut: streams cut now are
