@@ -1,31 +1,62 @@
 #!/usr/bin/env bash
-# Builds the production binary as README says (release, --static-swift-stdlib) and checks that it
-# runs on a host without the Swift toolchain: `ldd` lists no library from the toolchain's folder,
-# and with that folder hidden (an empty tmpfs mounted over it in a private mount namespace, so
-# this needs root or unshare rights) the binary prints its usage and generates a session key.
-#   bash scripts/check-release-binary.sh [SCRATCH_PATH]   (default .build; builds, then checks)
-#   bash scripts/check-release-binary.sh --binary FILE    (checks a binary built that way; CI's
-#                                                         Containerfile check passes its own)
+# Checks the production `keyward` executable, built as README says
+# (`swift build -c release --product keyward --static-swift-stdlib`):
+# 1. the link graph: no target `KeywardCLI` depends on, directly or not, is `DeviceSimulator` or
+#    `KeywardDemo` (read from `swift package describe --type json`, so it holds for every build
+#    configuration, release included);
+# 2. the built binary: `strings` finds none of the simulator's type names in it;
+# 3. it runs on a host without the Swift toolchain: `ldd` lists no library from the toolchain's
+#    folder, and with that folder hidden (an empty tmpfs mounted over it in a private mount
+#    namespace: needs root or unshare rights) it prints its usage and generates a session key.
+# Usage: scripts/check-release-binary.sh [path/to/keyward]   (default: the release build's).
+# scripts/test.sh passes the release build of the `keyward` product alone (about 90 s from scratch
+# on two busy cores); deploy/check/containerfile.sh passes the one the Containerfile's line built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-toolchain=$(dirname "$(dirname "$(dirname "$(realpath "$(command -v swift)")")")")   # …/usr/bin/swift → …
-if [ "${1:-}" = --binary ]; then
-  binary=$(realpath "$2")
-else
-  scratch=${1:-.build}
-  start=$(date +%s)
-  swift build -c release --product keyward --static-swift-stdlib --scratch-path "$scratch"
-  binary="$(swift build -c release --scratch-path "$scratch" --show-bin-path)/keyward"
-  echo "built $binary in $(( $(date +%s) - start )) s ($(du -h "$binary" | cut -f1))"
+binary="${1:-$(swift build -c release --show-bin-path)/keyward}"
+forbidden_targets="DeviceSimulator KeywardDemo"
+forbidden_strings="TestTrustAnchor SimulatedAppleDevice FakeGooglePlayIntegrity"
+
+swift package describe --type json | python3 -c '
+import json, sys
+forbidden = set(sys.argv[1].split())
+targets = {t["name"]: t for t in json.load(sys.stdin)["targets"]}
+seen, stack = set(), ["KeywardCLI"]
+while stack:
+    name = stack.pop()
+    if name in seen:
+        continue
+    seen.add(name)
+    stack.extend(targets.get(name, {}).get("target_dependencies", []))
+linked = sorted(seen & forbidden)
+if linked:
+    sys.exit("check-release-binary: keyward links " + ", ".join(linked))
+' "$forbidden_targets"
+
+[ -x "$binary" ] || { echo "check-release-binary: $binary is not built" >&2; exit 1; }
+found=""
+for name in $forbidden_strings; do
+  if strings "$binary" | grep -F "$name" >/dev/null; then found="$found $name"; fi
+done
+if [ -n "$found" ]; then
+  echo "check-release-binary: $binary contains$found" >&2
+  exit 1
 fi
-fail() { echo "check-release-binary: FAIL: $*" >&2; exit 1; }
-if ldd "$binary" | grep -F "$toolchain/"; then fail "the binary loads libraries from $toolchain"; fi
-echo "ok   ldd: nothing from $toolchain"
-ldd "$binary" | sed 's/^/     /'
+echo "check-release-binary: $binary links no simulator, no test trust anchor"
+
+toolchain=$(dirname "$(dirname "$(dirname "$(realpath "$(command -v swift)")")")")   # …/usr/bin/swift → …
+if ldd "$binary" | grep -F "$toolchain/"; then
+  echo "check-release-binary: $binary loads libraries from $toolchain (built without --static-swift-stdlib?)" >&2
+  exit 1
+fi
+echo "check-release-binary: ldd lists nothing from $toolchain"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 unshare --mount sh -c '
   mount -t tmpfs none "$1" && [ -z "$(ls -A "$1")" ] || exit 3
   "$2" --help > /dev/null && "$2" keys generate --out "$3/key" 2> /dev/null && grep -q "BEGIN PRIVATE KEY" "$3/key"
-' sh "$toolchain" "$binary" "$out" || fail "the binary does not run with $toolchain hidden"
-echo "ok   runs with $toolchain hidden: --help, keys generate"
+' sh "$toolchain" "$binary" "$out" || {
+  echo "check-release-binary: $binary does not run with $toolchain hidden" >&2
+  exit 1
+}
+echo "check-release-binary: runs with $toolchain hidden (--help, keys generate)"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Runs Keyward's whole test suite: installs the build's Debian packages if missing, then `swift test`.
-# The real-device vectors the tests verify are part of the repository (Tests/Fixtures/vectors), so
-# this runs from any clone. The last line printed is the count taken from XCTest's own per-test
-# lines: `N passed, N failed, N skipped`; the script exits non-zero when any test failed or the
-# runner itself failed.
+# Runs Keyward's whole test suite: installs the build's Debian packages if missing, then `swift test`,
+# then builds the release `keyward` as README says and checks it (no simulator code, no library from
+# the Swift toolchain). The real-device vectors the tests verify are part of the repository
+# (Tests/Fixtures/vectors), so this runs from any clone. The last line printed is the count taken
+# from XCTest's own per-test lines: `N passed, N failed, N skipped`; the script exits non-zero when
+# any test failed, the runner itself failed, or the release binary check failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -12,6 +13,11 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
 swift test --skip-build 2>&1 | tee "$log" || status=$?
+# The production binary links no simulator and no test trust anchor, and runs without the toolchain.
+if [ "$status" -eq 0 ]; then
+  swift build -c release --product keyward --static-swift-stdlib
+  bash scripts/check-release-binary.sh "$(swift build -c release --show-bin-path)/keyward" || status=$?
+fi
 # XCTest prints one "Test Case '<name>' passed|failed|skipped (<seconds> seconds)" line per test.
 passed=$(grep -cE "^Test Case '.*' passed \(" "$log" || true)
 failed=$(grep -cE "^Test Case '.*' failed \(" "$log" || true)

@@ -1,5 +1,7 @@
 import Foundation
+import HTTPFields
 @testable import HTTPServer
+import TestWaiting
 import XCTest
 
 final class HTTPServerHygieneTests: XCTestCase {
@@ -86,16 +88,15 @@ final class HTTPServerHygieneTests: XCTestCase {
         let server = try hygieneServer(refusals: refusals, calls: calls)
         let client = try RawClient(port: server.port)
         try client.send("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
-        Thread.sleep(forTimeInterval: 0.1)
+        XCTAssertTrue(waitUntil(timeout: 2) { server.activeRequests == 1 }, "the request never began")
         client.closeNow()
-        let deadline = Date().addingTimeInterval(2)
-        while refusals.value.isEmpty && Date() < deadline { usleep(10_000) }
+        XCTAssertTrue(waitUntil(timeout: 2) { !refusals.value.isEmpty })
         XCTAssertEqual(refusals.value.map(\.status), [499])
         XCTAssertEqual(refusals.value.map(\.reason), ["body_incomplete"])
         XCTAssertEqual(calls.value, 0)
         // A request that completes is never reported.
         XCTAssertEqual(try RawClient(port: server.port).exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n").status, 200)
-        Thread.sleep(forTimeInterval: 0.1)
+        XCTAssertTrue(staysFalse(for: 0.1) { refusals.value.count != 1 })
         XCTAssertEqual(refusals.value.count, 1)
     }
 
@@ -137,8 +138,8 @@ final class HTTPServerHygieneTests: XCTestCase {
     }
 
     func testFieldNameAndValueCharacterClasses() {
-        func token(_ text: String) -> Bool { Array(text.utf8).withUnsafeBytes { ASCII.isToken($0) } }
-        func value(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBytes { ASCII.isFieldValue($0) } }
+        func token(_ text: String) -> Bool { Array(text.utf8).withUnsafeBytes { HTTPBytes.isToken($0) } }
+        func value(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBytes { HTTPBytes.isFieldValue($0) } }
         XCTAssertTrue(token("X-Keyward-Assertion"))
         XCTAssertTrue(token("!#$%&'*+-.^_`|~09azAZ"))
         for bad in ["", "Content-Length ", "X A", "X:A", "X\u{1}", "Ä", "X(A)", "X\"A"] {

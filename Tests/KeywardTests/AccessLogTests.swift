@@ -1,5 +1,6 @@
 import Foundation
 import Keyward
+import KeywardDemo
 import XCTest
 
 /// One JSON line per request with every field an operator needs, and nothing secret in it; the

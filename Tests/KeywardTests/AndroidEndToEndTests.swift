@@ -2,6 +2,7 @@ import DeviceSimulator
 import Foundation
 import HTTPServer
 @testable import Keyward
+import KeywardDemo
 import KeywardCrypto
 import PlayIntegrity
 import ProviderRegistry
@@ -9,6 +10,7 @@ import Sessions
 import Store
 import Synchronization
 import Upstream
+import TestWaiting
 import XCTest
 
 /// Issue 5 over loopback HTTP, both modes: challenge → /v1/attest/android → session → a proxied call,
@@ -134,12 +136,9 @@ final class AndroidEndToEndTests: XCTestCase {
         /// The reason slug of the `/v1/attest/android` log line number `index` (0-based), waiting up to a
         /// second for it: the server logs after the response has gone out.
         func reason(ofLine index: Int) -> String? {
-            for _ in 0..<100 {
-                let lines = attestLines()
-                if lines.count > index { return lines[index]["reason"] as? String }
-                usleep(10_000)
-            }
-            return nil
+            var lines: [[String: Any]] = []
+            guard waitUntil(timeout: 1, pollMillis: 10, { lines = attestLines(); return lines.count > index }) else { return nil }
+            return lines[index]["reason"] as? String
         }
     }
 
@@ -282,7 +281,7 @@ final class AndroidEndToEndTests: XCTestCase {
 }
 
 extension AndroidEndToEndTests {
-    /// Each verdict rule of issue 5, broken alone in a correctly signed classic token: 401
+    /// Each verdict rule, broken alone in a correctly signed classic token: 401
     /// `attestation_invalid` to the client, the rule's slug in the log.
     func testEveryVerdictRefusalIsOneOpaqueCodeOverHTTP() throws {
         let env = try start(.classic)

@@ -1,10 +1,12 @@
 import Foundation
 import Keyward
+import KeywardDemo
 import KeywardCrypto
 import Upstream
+import TestWaiting
 import XCTest
 
-/// The `keyward` executable as operators and newcomers use it (issue 6).
+/// The `keyward` executable as operators and newcomers use it.
 final class CommandLineTests: XCTestCase {
     func testDemoRunsEveryStepAndStreamsEventsSeparately() throws {
         let result = try KeywardBinary.run(["demo"], timeout: 120)
@@ -63,8 +65,7 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(text.contains("curl -N"), text)
         // SIGTERM the moment it has printed: the signal must not fall between handlers being set up.
         process.terminate()
-        let stopBy = Date().addingTimeInterval(15)
-        while process.isRunning, Date() < stopBy { Thread.sleep(forTimeInterval: 0.05) }
+        _ = waitUntil(timeout: 15, pollMillis: 50) { !process.isRunning }
         XCTAssertFalse(process.isRunning, "SIGTERM did not stop demo --keep-running")
     }
 
@@ -212,29 +213,37 @@ final class CommandLineTests: XCTestCase {
         serve.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let logPipe = Pipe()
         serve.standardError = logPipe
+        // Read as it comes, so a test step can wait for the line its signal produces.
         let log = LockedData()
-        DispatchQueue.global().async { log.set(logPipe.fileHandleForReading.readDataToEndOfFile()) }
+        let logClosed = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            var all = Data()
+            while true {
+                let chunk = logPipe.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                all.append(chunk)
+                log.set(all)
+            }
+            logClosed.signal()
+        }
+        let logged = { (text: String) in String(decoding: log.data, as: UTF8.self).contains(text) }
         try serve.run()
         defer { if serve.isRunning { serve.terminate() } }
 
         let client = DemoClient(baseURL: "http://127.0.0.1:\(port)", client: sharedClient)
-        var ready = false
-        for _ in 0..<100 where !ready {
-            ready = (try? client.call("GET", "/healthz").status) == 200
-            if !ready { Thread.sleep(forTimeInterval: 0.05) }
-        }
+        let ready = waitUntil(timeout: 30, pollMillis: 50) { (try? client.call("GET", "/healthz").status) == 200 }
         XCTAssertTrue(ready, "serve did not come up")
         let bearer = ("Authorization", "Bearer " + token)
         XCTAssertEqual(try client.call("GET", "/p/first/v1/models", headers: [bearer]).status, 200)
 
         try "[first\nbase_url = ".write(toFile: providers, atomically: true, encoding: .utf8)
         kill(serve.processIdentifier, SIGHUP)
-        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertTrue(waitUntil(timeout: 10) { logged("providers_reload_refused") }, "the broken registry was never refused")
         XCTAssertEqual(try client.call("GET", "/p/first/v1/models", headers: [bearer]).status, 200, "the old registry must stay")
 
         try (provider("first", "/v1/models") + provider("second", "/v2/models")).write(toFile: providers, atomically: true, encoding: .utf8)
         kill(serve.processIdentifier, SIGHUP)
-        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertTrue(waitUntil(timeout: 10) { logged("providers_reloaded") }, "the fixed registry was never loaded")
         XCTAssertEqual(try client.call("GET", "/p/second/v2/models", headers: [bearer]).status, 200)
         XCTAssertEqual(upstream.received.last?.target, "/v2/models")
 
@@ -267,7 +276,7 @@ final class CommandLineTests: XCTestCase {
         kill(serve.processIdentifier, SIGTERM)
         serve.waitUntilExit()
         XCTAssertEqual(serve.terminationStatus, 0)
-        Thread.sleep(forTimeInterval: 0.1)
+        XCTAssertEqual(logClosed.wait(timeout: .now() + 5), .success, "the log pipe never closed")
         let lines = String(decoding: log.data, as: UTF8.self)
         XCTAssertTrue(lines.contains("providers_reload_refused"), lines)
         XCTAssertTrue(lines.contains("providers.toml:"), "the refusal names file and line")

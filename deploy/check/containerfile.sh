@@ -35,4 +35,4 @@ binary="$(swift build -c "$configuration" --show-bin-path)/keyward"
 "$binary" --help > /dev/null
 echo "ok   Containerfile build ($configuration) in $(( $(date +%s) - start )) s: $(du -h "$binary" | cut -f1) keyward"
 cd - > /dev/null
-if [ "$configuration" = release ]; then bash scripts/check-release-binary.sh --binary "$binary"; fi
+if [ "$configuration" = release ]; then bash scripts/check-release-binary.sh "$binary"; fi

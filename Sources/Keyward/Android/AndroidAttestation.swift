@@ -1,11 +1,12 @@
 import PlayIntegrity
+import Sessions
 import Store
 
 /// Everything Android in `POST /v1/attest/android` except HTTP, the challenge and the session: the
 /// route validates the body with ``request(integrityToken:installID:packageName:)``, spends the
 /// challenge, then calls ``verify(_:challenge:nowMillis:store:)`` and registers the device it returns.
 ///
-/// Verification order (issue 5):
+/// Verification order (cheapest and least shared first):
 /// - classic: decrypt + verify the token locally → verdict policy.
 /// - standard: Keyward's OAuth token → the device's daily decode budget → `decodeIntegrityToken` →
 ///   verdict policy. The budget is spent only once Keyward's own token is in hand, so Keyward's
@@ -93,7 +94,7 @@ public final class AndroidAttestation: Sendable {
 
     /// The device row to register for an accepted request: no key, counter 0, the mode as environment.
     public func deviceRecord(for request: AndroidAttestRequest, now: Int64) -> DeviceRecord {
-        DeviceRecord(id: request.deviceID, platform: "android", publicKey: [], counter: 0, environment: settings.mode.rawValue,
+        DeviceRecord(id: request.deviceID, platform: SessionPlatform.android.rawValue, publicKey: [], counter: 0, environment: settings.mode.rawValue,
                      createdAt: now, lastSeenAt: now)
     }
 

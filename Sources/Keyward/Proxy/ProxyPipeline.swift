@@ -1,169 +1,84 @@
 import HTTPServer
-import KeywardCrypto
 import ProviderRegistry
-import Sessions
-import Store
 import Upstream
 
-/// `ANY /p/<provider>/<path>`: the proxy's phases, in DESIGN.md §1's order. Each phase is one
-/// function; the first to refuse throws and ends the request with its `APIError`.
-extension KeywardService {
-    func proxy(
-        _ head: HTTPRequestHead, body: [UInt8], writer: ResponseWriter, context: RequestContext, upstream: UpstreamClient
+/// `ANY /p/<provider>/<path>`: the life of a proxied request, one phase after another. Each phase
+/// is one small unit with one job; the first to refuse throws its `APIError`, nothing later runs,
+/// and the request is finished with that error. A new check goes into the phase whose job it is.
+///
+/// | phase | unit | job |
+/// |---|---|---|
+/// | route | ``ProxyRoute`` | the provider the path names, from the registry in force |
+/// | authenticate | ``SessionAuthenticator`` | the bearer session, its device not revoked |
+/// | authorize | ``ProxyAuthorizer`` | canonical path, allowlist, body rule, rate limits, assertion |
+/// | rewrite request | ``rewriteRequest(_:body:route:segments:record:)`` | the provider's URL, headers less the client's credentials, the key |
+/// | upstream | `UpstreamClient.start` | a slot of the provider's `max_upstream_connections`, then the transfer, on this loop's libcurl multi handle |
+/// | rewrite response head | ``ProxyResponseHead`` | the upstream's head less cookies, hop-by-hop fields and key echoes |
+/// | relay body | ``ProxyExchange`` | the body to the client as it arrives, with back-pressure both ways |
+/// | finish | ``RequestFinisher/finish(_:status:)`` | the access-log line and the metrics, once |
+final class ProxyPipeline: Sendable {
+    let providers: ProviderTable
+    let authenticator: SessionAuthenticator
+    let authorizer: ProxyAuthorizer
+    let finisher: RequestFinisher
+    let lifecycle: Lifecycle
+    let time: any TimeSource
+    /// Requests in flight per provider, bounded by `max_upstream_connections`.
+    let slots = UpstreamSlots()
+    /// The bound of a provider whose `max_upstream_connections` is not set.
+    let defaultMaxUpstreamConnections: Int
+
+    init(
+        providers: ProviderTable, authenticator: SessionAuthenticator, authorizer: ProxyAuthorizer,
+        finisher: RequestFinisher, lifecycle: Lifecycle, time: any TimeSource, defaultMaxUpstreamConnections: Int = 4096
     ) {
+        self.defaultMaxUpstreamConnections = defaultMaxUpstreamConnections
+        self.providers = providers
+        self.authenticator = authenticator
+        self.authorizer = authorizer
+        self.finisher = finisher
+        self.lifecycle = lifecycle
+        self.time = time
+    }
+
+    /// Runs the phases for one request. Returns once the upstream transfer is started; the
+    /// response phases run on `upstream`'s thread as the answer arrives.
+    func run(_ head: HTTPRequestHead, body: [UInt8], writer: ResponseWriter, record: RequestRecord, upstream: UpstreamClient) {
         do throws(APIError) {
-            let snapshot = providers.current
-            let provider = try routeProvider(head, snapshot: snapshot, context: context)
-            let claims = try authenticate(head, context: context)
-            let segments = try authorize(head, body: body, provider: provider, claims: claims)
-            guard let credential = snapshot.credential(for: provider) else {
-                throw APIError(.internalError, reason: "provider_key_missing")
-            }
-            let request = rewriteRequest(head, body: body, provider: provider, segments: segments, credential: credential)
-            guard upstreamSlots.acquire(provider.name, limit: provider.maxUpstreamConnections ?? settings.maxUpstreamConnections) else {
-                metrics.increment("keyward_rate_limited_total", ["limit": "upstream_connections"])
+            let route = try ProxyRoute.resolve(head, snapshot: providers.current, record: record)
+            let claims = try authenticator.authenticate(head, record: record)
+            let segments = try authorizer.authorize(head, body: body, route: route, claims: claims, record: record)
+            let (request, responseHead) = try rewriteRequest(head, body: body, route: route, segments: segments, record: record)
+            let provider = route.provider
+            guard let slot = slots.take(provider.name, limit: provider.maxUpstreamConnections ?? defaultMaxUpstreamConnections) else {
+                record.note(.rateLimited(.upstreamConnections))
                 throw .unavailable(reason: "upstream_connections_full")
             }
             let exchange = ProxyExchange(
-                service: self, writer: writer, context: context, providerName: provider.name, method: head.method,
-                credential: credential)
+                writer: writer, record: record, method: head.method, responseHead: responseHead, finisher: finisher,
+                lifecycle: lifecycle, time: time, slot: slot)
             exchange.begin(upstream.start(request, handler: exchange))
         } catch {
-            respondError(writer, context, error)
+            finisher.respondError(writer, record, error)
         }
     }
 
-    // MARK: route
-
-    /// The provider named by the path. - Throws: `not_found` for an unknown one.
-    func routeProvider(_ head: HTTPRequestHead, snapshot: ProviderTable.Snapshot, context: RequestContext) throws(APIError) -> Provider {
-        guard let name = ProxyPath.splitProxyRoute(head.path)?.provider,
-              let provider = snapshot.registry.provider(named: name)
-        else { throw APIError(.notFound, reason: "provider_unknown") }
-        context.update { $0.provider = provider.name }
-        return provider
-    }
-
-    // MARK: authenticate
-
-    /// The session of `Authorization: Bearer <token>` (RFC 6750 §2.1), its device registered and not
-    /// revoked (checked against the store at most every `revocationCheckSeconds`).
-    /// - Throws: `session_invalid`; `unavailable` when the store cannot answer.
-    func authenticate(_ head: HTTPRequestHead, context: RequestContext) throws(APIError) -> SessionClaims {
-        // Exactly one Authorization field: with two, which one a later hop reads is anyone's guess.
-        // (The scheme is letters only: OR-ing 0x20 lowercases A–Z and maps nothing else onto a–z.)
-        guard let authorization = head.onlyHeader("authorization"), authorization.utf8.count > 7,
-              authorization.utf8.prefix(6).elementsEqual("bearer".utf8, by: { $0 | 0x20 == $1 }),
-              authorization.utf8.dropFirst(6).first == UInt8(ascii: " ")
-        else { throw APIError(.sessionInvalid, reason: "session_missing") }
-        let token = String(authorization.dropFirst(7))
-        let claims: SessionClaims
-        do {
-            claims = try sessionVerifier.verify(token, now: time.nowSeconds())
-        } catch {
-            throw APIError(.sessionInvalid, reason: error.reason)
-        }
-        context.update {
-            $0.deviceID = claims.sub
-            $0.platform = claims.plat
-        }
-        let now = time.nowMillis()
-        if !deviceStatus.isFresh(claims.sub, nowMillis: now) {
-            let device: DeviceRecord?
-            do { device = try store.device(id: claims.sub) } catch { throw storeFailure("device_read", error) }
-            guard let device, !device.revoked else {
-                deviceStatus.forget(claims.sub)
-                throw APIError(.sessionInvalid, reason: device == nil ? "device_unknown" : "device_revoked")
-            }
-            deviceStatus.confirm(claims.sub, nowMillis: now)
-        }
-        return claims
-    }
-
-    // MARK: authorize
-
-    /// Canonical path, allowlist, body rules, the per-device rate limit and, where the provider
-    /// requires it, a fresh App Attest assertion over this very request.
-    /// - Returns: the canonical path segments (decoded) that matched the allowlist.
-    /// - Throws: `bad_request` (path not canonical, GET/HEAD with a body), `forbidden` (not allowlisted,
-    ///   assertion required of an Android session), `rate_limited`, `attestation_invalid`, `unavailable`.
-    func authorize(_ head: HTTPRequestHead, body: [UInt8], provider: Provider, claims: SessionClaims) throws(APIError) -> [String] {
-        guard let rest = ProxyPath.splitProxyRoute(head.path)?.rest else { throw APIError(.notFound, reason: "provider_unknown") }
-        let segments: [String]
-        do {
-            segments = try ProxyPath.canonicalSegments(rawPath: rest)
-        } catch {
-            throw APIError(.badRequest, reason: error.rawValue)
-        }
-        if (head.method == "GET" || head.method == "HEAD") && (head.hasBody || !body.isEmpty) {
-            throw APIError(.badRequest, reason: "body_not_allowed")
-        }
-        guard provider.allows(method: head.method, segments: segments) else {
-            throw APIError(.forbidden, reason: "not_allowlisted")
-        }
-        try limitRate(provider: provider, deviceID: claims.sub)
-        if provider.requireAssertion {
-            try checkRequestAssertion(head, body: body, claims: claims)
-        }
-        return segments
-    }
-
-    /// The provider's per-device limits, exact over trailing windows, kept in the store so the
-    /// daily one survives restarts and is shared by every instance.
-    func limitRate(provider: Provider, deviceID: String) throws(APIError) {
-        var windows: [RateWindow] = []
-        if let perMinute = provider.rateLimit.perMinute { windows.append(RateWindow(limit: perMinute, durationMillis: 60_000)) }
-        if let perDay = provider.rateLimit.perDay { windows.append(RateWindow(limit: perDay, durationMillis: 86_400_000)) }
-        guard !windows.isEmpty else { return }
-        let decision: RateDecision
-        do {
-            decision = try store.consumeRate(key: "\(provider.name)|\(deviceID)", limits: windows, nowMillis: time.nowMillis())
-        } catch {
-            throw storeFailure("rate_consume", error)
-        }
-        if case .limited(let retryAfter) = decision {
-            metrics.increment("keyward_rate_limited_total", ["limit": "provider"])
-            throw .rateLimited(reason: "provider_rate_limited", retryAfterSeconds: retryAfter)
-        }
-    }
-
-    /// Per-request App Attest assertion (DESIGN.md §2): `X-Keyward-Assertion` (base64) over the
-    /// clientData `METHOD \n path?query \n b64url(SHA256(body)) \n timestamp`, the timestamp within
-    /// ±60 s of now, the counter moved by compare-and-set.
-    func checkRequestAssertion(_ head: HTTPRequestHead, body: [UInt8], claims: SessionClaims) throws(APIError) {
-        guard claims.plat == "ios" else { throw APIError(.forbidden, reason: "assertion_requires_ios") }
-        guard let verifier = assertionVerifier else { throw APIError(.forbidden, reason: "ios_not_configured") }
-        guard let assertionText = head.header("x-keyward-assertion") else {
-            throw APIError(.attestationInvalid, reason: "assertion_header_missing")
-        }
-        guard assertionText.utf8.count <= KeywardService.maxAssertionText, let assertion = Base64.decode(assertionText), !assertion.isEmpty
-        else { throw APIError(.attestationInvalid, reason: "assertion_header_malformed") }
-        guard let timestampText = head.header("x-keyward-timestamp"), timestampText.utf8.count <= 12,
-              let timestamp = Int64(timestampText)
-        else { throw APIError(.attestationInvalid, reason: "assertion_timestamp_missing") }
-        guard abs(timestamp - time.nowSeconds()) <= settings.assertionTimestampSkewSeconds else {
-            throw APIError(.attestationInvalid, reason: "assertion_timestamp_skew")
-        }
-        let clientData = AssertionClientData.bytes(
-            method: head.method, path: head.path, query: head.query, bodySHA256: SHA256.hash(body), timestamp: timestampText)
-        let device = try registeredDevice(claims.sub, platform: "ios")
-        try verifyAssertion(
-            assertion, device: device, clientDataHash: SHA256.hash(clientData), verifier: verifier, outcomeLabel: "request")
-    }
-
-    // MARK: rewrite request
-
-    /// The upstream request: the provider's origin and prefix, the canonical path that matched, the
-    /// client's query less any copy of a query key, the client's headers less credentials, cookies,
-    /// forwarding and hop-by-hop fields, then `Host` and the injected key.
+    /// The rewrite-request phase: the provider's origin and prefix, the canonical path that
+    /// matched, the client's query less any copy of a query key, the client's headers less
+    /// credentials, cookies, forwarding and hop-by-hop fields, then `Host` and the injected key.
+    /// - Returns: the upstream request, and the response-head rewrite that removes the same key.
+    /// - Throws: `internal_error` `provider_key_missing` when the snapshot lacks the provider's key.
     func rewriteRequest(
-        _ head: HTTPRequestHead, body: [UInt8], provider: Provider, segments: [String], credential: ProviderCredential
-    ) -> UpstreamRequest {
+        _ head: HTTPRequestHead, body: [UInt8], route: ProxyRoute, segments: [String], record: RequestRecord
+    ) throws(APIError) -> (UpstreamRequest, ProxyResponseHead) {
+        guard let credential = route.credential else { throw APIError(.internalError, reason: "provider_key_missing") }
+        let provider = route.provider
         let query = RequestRewrite.upstreamQuery(head.query, provider: provider, credential: credential)
         let url = provider.upstreamURL(segments: segments, query: query)
         let headers = RequestRewrite.upstreamHeaders(client: head.headers, provider: provider, credential: credential)
-        return UpstreamRequest(
+        let request = UpstreamRequest(
             url: url, method: head.method, headers: headers.map { ($0.name, $0.value) }, body: body,
             connectTimeoutMs: provider.connectTimeoutMs, idleTimeoutMs: provider.idleTimeoutMs)
+        return (request, ProxyResponseHead(credential: credential, requestID: record.id, providerName: provider.name))
     }
 }

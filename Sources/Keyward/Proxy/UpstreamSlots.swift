@@ -18,6 +18,26 @@ final class UpstreamSlots: Sendable {
         }
     }
 
+    /// One taken slot, given back at most once however many times `release()` is called (a
+    /// transfer's completion may race a cancel).
+    final class Held: Sendable {
+        private let slots: UpstreamSlots
+        private let provider: String
+        private let held = Atomic<Bool>(true)
+
+        init(_ slots: UpstreamSlots, _ provider: String) {
+            self.slots = slots
+            self.provider = provider
+        }
+
+        func release() { if held.exchange(false, ordering: .relaxed) { slots.release(provider) } }
+    }
+
+    /// Takes a slot like `acquire`, as a `Held` to give back; nil when the bound is reached.
+    func take(_ provider: String, limit: Int) -> Held? {
+        acquire(provider, limit: limit) ? Held(self, provider) : nil
+    }
+
     /// Gives back a slot taken by `acquire`.
     func release(_ provider: String) {
         inFlight.withLock { table in

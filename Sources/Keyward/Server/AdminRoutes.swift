@@ -27,7 +27,7 @@ public struct AdminRoutes: Sendable {
             writer.respond(status: 200, headers: [("Content-Type", "application/json")], body: Array("{\"status\":\"ok\"}".utf8))
         case "/readyz":
             do throws(APIError) {
-                try service.checkReady()
+                try service.lifecycle.checkReady(record: nil)
                 writer.respond(status: 200, headers: [("Content-Type", "application/json")], body: Array("{\"status\":\"ready\"}".utf8))
             } catch {
                 writer.respond(status: error.code.status, headers: [("Content-Type", "application/json")] + error.headers, body: error.code.body)

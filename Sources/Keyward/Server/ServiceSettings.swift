@@ -23,12 +23,12 @@ public struct ServiceSettings: Sendable {
     /// A provider's `max_upstream_connections` when providers.toml leaves it out: requests in
     /// flight to one provider from this instance. `serve` sets it to the connection budget.
     public var maxUpstreamConnections: Int = 4096
-    /// Largest handshake body, bytes (DESIGN.md §2: 64 KiB).
+    /// Largest handshake body, bytes (64 KiB: real attestations are about 6 KiB).
     public var handshakeBodyLimit: Int = 64 * 1024
     /// How long a device's "not revoked" answer is trusted before the store is asked again, seconds.
-    /// Bounds how long a revoked device's live session keeps working (issue 4: within 60 s).
+    /// Bounds how long a revoked device's live session keeps working (must stay within 60 s).
     public var revocationCheckSeconds: Int64 = 30
-    /// Per-request assertion timestamps must be within this many seconds of now (DESIGN.md §2).
+    /// Per-request assertion timestamps must be within this many seconds of now.
     public var assertionTimestampSkewSeconds: Int64 = 60
 
     /// The defaults above, with App Attest per `apple` (nil: iOS off).

@@ -89,7 +89,11 @@ final class RawUpstream: @unchecked Sendable {
     private let answer: [UInt8]
     private let late: [UInt8]?
     private let lateDelay: TimeInterval
+    private let lateSentFlag = Atomic<Bool>(false)
     let port: UInt16
+
+    /// True once the unasked bytes were sent (what a test waits for before its next call).
+    var lateSent: Bool { lateSentFlag.load(ordering: .acquiring) }
 
     init(answer: String, late: String? = nil, lateDelay: TimeInterval = 0.3) throws {
         self.answer = Array(answer.utf8)
@@ -136,8 +140,9 @@ final class RawUpstream: @unchecked Sendable {
                 _ = answer.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 if let late, !sentLate {
                     sentLate = true
-                    Thread.sleep(forTimeInterval: lateDelay)
+                    Thread.sleep(forTimeInterval: lateDelay)  // bytes sent unasked, later: the behaviour under test
                     _ = late.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    lateSentFlag.store(true, ordering: .releasing)
                 }
             }
         }

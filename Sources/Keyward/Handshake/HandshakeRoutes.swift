@@ -1,0 +1,70 @@
+import HTTPServer
+
+/// The handshake routes behind one gate (POST only, the per-client-IP token bucket): the
+/// challenge, and the three handshakes, each answering 501 when its platform is not configured.
+struct HandshakeRoutes: Sendable {
+    let challenges: Challenges
+    let grants: SessionGrants
+    let clientLimiter: ClientRateLimiter
+    let time: any TimeSource
+    let finisher: RequestFinisher
+    /// Nil when iOS is not configured.
+    let iosAttest: IOSAttestHandshake?
+    let iosAssert: IOSAssertHandshake?
+    /// Nil when Android is not configured.
+    let android: AndroidAttestHandshake?
+    /// Where standard-mode Android handshakes wait on Google; nil without Android.
+    let blockingWork: BlockingExecutor?
+
+    /// Google calls of Android handshakes running at once, and waiting beyond those (then 503).
+    static let androidThreads = 8
+    static let androidQueueLimit = 256
+
+    /// Answers `route` (one of the handshake routes); the Android one from the blocking executor.
+    /// - Throws: the refusal that ends the request: `method_not_allowed`, `rate_limited`,
+    ///   `not_implemented`, or any of the handshake's own.
+    func handle(_ route: Route, _ head: HTTPRequestHead, body: [UInt8], writer: ResponseWriter, record: RequestRecord) throws(APIError) {
+        try admit(head, record)
+        switch route {
+        case .challenge:
+            finisher.respondJSON(writer, record, status: 200, try challenges.issue(record: record))
+        case .attestIOS:
+            guard let iosAttest else { throw APIError(.notImplemented, reason: "ios_not_configured") }
+            finisher.respondJSON(writer, record, status: 200, try iosAttest.run(body: body, record: record, challenges: challenges, grants: grants))
+        case .assertIOS:
+            guard let iosAssert else { throw APIError(.notImplemented, reason: "ios_not_configured") }
+            finisher.respondJSON(writer, record, status: 200, try iosAssert.run(body: body, record: record, challenges: challenges, grants: grants))
+        case .attestAndroid:
+            guard let android, let blockingWork else { throw APIError(.notImplemented, reason: "android_not_configured") }
+            try runBlocking(android, on: blockingWork, body: body, record: record, writer: writer)
+        default:
+            throw APIError(.notFound, reason: "route_unknown")
+        }
+    }
+
+    /// The gate: `POST` only, and the per-client-IP token bucket.
+    private func admit(_ head: HTTPRequestHead, _ record: RequestRecord) throws(APIError) {
+        guard head.method == "POST" else { throw .methodNotAllowed(allow: "POST") }
+        if let retryAfter = clientLimiter.acquire(address: record.limiterKey, nowMillis: time.nowMillis()) {
+            record.note(.rateLimited(.handshakeIP))
+            throw .rateLimited(reason: "client_ip_limited", retryAfterSeconds: retryAfter)
+        }
+    }
+
+    /// Runs a handshake that may block (standard mode calls Google) on `executor`; the connection
+    /// stays suspended until the writer answers from there.
+    /// - Throws: `unavailable` `handshake_queue_full` when the executor's queue is full.
+    private func runBlocking(
+        _ handshake: some Handshake, on executor: BlockingExecutor, body: [UInt8], record: RequestRecord, writer: ResponseWriter
+    ) throws(APIError) {
+        let (finisher, challenges, grants) = (self.finisher, self.challenges, self.grants)
+        let accepted = executor.submit {
+            do throws(APIError) {
+                finisher.respondJSON(writer, record, status: 200, try handshake.run(body: body, record: record, challenges: challenges, grants: grants))
+            } catch {
+                finisher.respondError(writer, record, error)
+            }
+        }
+        guard accepted else { throw .unavailable(reason: "handshake_queue_full") }
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import Keyward
+import ProviderRegistry
+
+/// `keyward check-config`: like `nginx -t`. Validates keyward.toml, providers.toml and every secret
+/// they name, prints each problem (with file and line where it has one) and exits non-zero.
+enum CheckConfigCommand {
+    static let usage = """
+        usage: keyward check-config [--config FILE] [--providers FILE]
+
+        Validates keyward.toml (default ./keyward.toml or $KEYWARD_CONFIG), the providers file it
+        names (or --providers FILE), and that every secret they need can be read: the session key
+        and each provider's key. Prints every problem as file:line: key: message. Values of secrets
+        are never printed.
+
+        exit codes: 0 everything valid, 1 problems found, 2 usage error
+        """
+
+    static func run(_ arguments: [String]) -> Int32 {
+        guard let options = CLIOutput.options(arguments, command: "check-config", usage: usage, valueFlags: ["config", "providers"])
+        else { return 2 }
+        if options.has("help") { print(usage); return 0 }
+        let secrets = SecretSource()
+        var problems: [String] = []
+        var providersPath = options.value("providers")
+
+        let configPath = CLIOutput.configPath(options)
+        var configuration: KeywardConfiguration?
+        if options.value("providers") == nil || options.value("config") != nil || FileManager.default.fileExists(atPath: configPath) {
+            do {
+                configuration = try KeywardConfiguration.load(path: configPath)
+            } catch {
+                problems.append(error.description)
+            }
+        }
+        if providersPath == nil { providersPath = configuration?.providersPath }
+        if let configuration {
+            do { _ = try ServiceAssembly.sessionKeys(secrets) } catch { problems.append("\(configPath): \(error)") }
+            // A SQLite store needs a folder to live in. Only a warning: systemd's StateDirectory=
+            // creates it when the service starts. A PostgreSQL store is only reached by `migrate`.
+            if configuration.storeURL.hasPrefix("sqlite://") {
+                let file = String(configuration.storeURL.dropFirst("sqlite://".count))
+                let folder = file.contains("/") ? String(file[..<(file.lastIndex(of: "/") ?? file.endIndex)]) : "."
+                var isDirectory: ObjCBool = false
+                if !folder.isEmpty, !(FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) && isDirectory.boolValue) {
+                    CLIOutput.error("\(configPath): warning: store.url: the folder \(folder) does not exist yet (`migrate` and `serve` need it)")
+                }
+            }
+        }
+        var providerCount = 0
+        if let providersPath {
+            do {
+                let registry = try ProviderRegistry.load(path: providersPath)
+                providerCount = registry.names.count
+                // Only iOS sessions can sign requests: with iOS off such a provider refuses everyone.
+                if let configuration, configuration.apple == nil {
+                    for name in registry.names where registry.providers[name]?.requireAssertion == true {
+                        CLIOutput.error("\(providersPath): warning: [\(name)] require_assertion: iOS is off in "
+                            + "\(configPath) ([apple] missing), so every call to this provider is refused (403)")
+                    }
+                }
+                do { _ = try ProviderTable.resolve(registry, secrets: secrets) } catch {
+                    problems += error.problems
+                }
+            } catch {
+                problems.append(error.description)
+            }
+        }
+        if problems.isEmpty {
+            print("keyward check-config: ok (\(configuration == nil ? "" : configPath + ", ")\(providersPath ?? "-"): \(providerCount) provider\(providerCount == 1 ? "" : "s"))")
+            return 0
+        }
+        let lines = problems.flatMap { $0.split(separator: "\n").map(String.init) }
+        for line in lines { CLIOutput.error(line) }
+        CLIOutput.error("keyward check-config: \(lines.count) problem\(lines.count == 1 ? "" : "s")")
+        return 1
+    }
+}

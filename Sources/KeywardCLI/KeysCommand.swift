@@ -1,0 +1,101 @@
+import Foundation
+import Keyward
+import KeywardCrypto
+import Sessions
+
+/// `keyward keys generate|rotate|kid`: the session signing key (ES256, P-256, PKCS#8 PEM).
+enum KeysCommand {
+    static let usage = """
+        usage: keyward keys generate [--out FILE [--force]]
+               keyward keys rotate --key-file FILE --retired-file FILE
+               keyward keys kid --key-file FILE
+
+        generate  writes a new P-256 private key (PKCS#8 PEM) to FILE (mode 0600; an existing FILE is
+                  kept unless --force) or standard output, and prints its key id (kid, RFC 7638
+                  thumbprint) on standard error. Point KEYWARD_SESSION_KEY_FILE at FILE.
+        rotate    appends the current key's public half to the retired file, then replaces the key
+                  file with a new key. Point KEYWARD_SESSION_KEY_FILE at the key file and
+                  KEYWARD_SESSION_KEYS_RETIRED_FILE at the retired file, then SIGHUP (or restart)
+                  the instance: new sessions are signed with the new key, sessions signed with the
+                  old one keep working until they expire. After one session TTL, the retired file
+                  can be emptied. With several instances this is not enough (one would sign with a
+                  key the others do not know yet): follow README, "Rotating the session key".
+        kid       prints the key id of a key file.
+
+        exit codes: 0 done, 1 failure, 2 usage error
+        """
+
+    static func run(_ arguments: [String]) -> Int32 {
+        guard let options = CLIOutput.options(arguments, command: "keys", usage: usage, valueFlags: ["out", "key-file", "retired-file"], switchFlags: ["force"], positional: 1...1)
+        else { return 2 }
+        if options.has("help") { print(usage); return 0 }
+        do {
+            switch options.positional.first {
+            case "generate" where options.positional.count == 1:
+                let key = try ECPrivateKey.generate(.p256)
+                let pem = try key.pkcs8PEM
+                if let out = options.value("out") {
+                    guard options.has("force") || !FileManager.default.fileExists(atPath: out) else {
+                        CLIOutput.error("keyward keys generate: \(out) exists (it may be a live key); use --force to replace it")
+                        return 1
+                    }
+                    try writePrivate(pem, to: out)
+                } else {
+                    print(pem, terminator: pem.hasSuffix("\n") ? "" : "\n")
+                }
+                CLIOutput.error("kid \(SessionKeySet.thumbprintKID(for: key.publicKey))")
+                return 0
+            case "rotate" where options.positional.count == 1:
+                let keyFile = try options.required("key-file")
+                let retiredFile = try options.required("retired-file")
+                let current = try ECPrivateKey(pkcs8PEM: try String(contentsOfFile: keyFile, encoding: .utf8))
+                let retired = (try? String(contentsOfFile: retiredFile, encoding: .utf8)) ?? ""
+                try writePrivate(retired + pem(current.publicKey), to: retiredFile)
+                let next = try ECPrivateKey.generate(.p256)
+                try writePrivate(try next.pkcs8PEM, to: keyFile)
+                print("retired kid \(SessionKeySet.thumbprintKID(for: current.publicKey)) (kept for verification in \(retiredFile))")
+                print("active  kid \(SessionKeySet.thumbprintKID(for: next.publicKey)) (\(keyFile)); SIGHUP the instance to sign with it")
+                return 0
+            case "kid" where options.positional.count == 1:
+                let key = try ECPrivateKey(pkcs8PEM: try String(contentsOfFile: try options.required("key-file"), encoding: .utf8))
+                print(SessionKeySet.thumbprintKID(for: key.publicKey))
+                return 0
+            default:
+                CLIOutput.error("keyward keys: expected generate, rotate or kid\n\n\(usage)")
+                return 2
+            }
+        } catch let usageError as CommandLineOptions.UsageError {
+            CLIOutput.error("keyward keys: \(usageError)\n\n\(usage)")
+            return 2
+        } catch {
+            CLIOutput.error("keyward keys: \(error)")
+            return 1
+        }
+    }
+
+    /// A public key as a SubjectPublicKeyInfo PEM block.
+    static func pem(_ key: ECPublicKey) -> String {
+        let body = Base64.encode(key.spkiDER)
+        var lines = ["-----BEGIN PUBLIC KEY-----"]
+        var index = body.startIndex
+        while index < body.endIndex {
+            let end = body.index(index, offsetBy: 64, limitedBy: body.endIndex) ?? body.endIndex
+            lines.append(String(body[index..<end]))
+            index = end
+        }
+        lines.append("-----END PUBLIC KEY-----")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Writes `text` readable by the owner only (0600), replacing the file atomically.
+    static func writePrivate(_ text: String, to path: String) throws {
+        let temporary = path + ".tmp-\(getpid())"
+        guard FileManager.default.createFile(atPath: temporary, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw ServiceAssembly.Problem("cannot write \(path)")
+        }
+        guard rename(temporary, path) == 0 else {
+            unlink(temporary)
+            throw ServiceAssembly.Problem("cannot replace \(path)")
+        }
+    }
+}

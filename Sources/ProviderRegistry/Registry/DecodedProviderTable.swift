@@ -1,0 +1,65 @@
+/// providers.toml as written, before validation: every field a plain TOML type, optional where the
+/// file may leave it out. `ProviderValidator` turns it into `Provider`s.
+///
+/// CodingKeys are `CaseIterable` so an unknown key gets a "did you mean" hint.
+struct DecodedProviderTable: Decodable {
+    var baseURL: String
+    var secret: String
+    var auth: AuthTable
+    var allow: [AllowTable]
+    var headers: [String: String]?
+    var rateLimit: RateLimitTable?
+    var maxBodyBytes: Int?
+    var requireAssertion: Bool?
+    var connectTimeoutMs: Int?
+    var idleTimeoutMs: Int?
+    var allowHTTPLoopback: Bool?
+    var maxUpstreamConnections: Int?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case baseURL = "base_url"
+        case secret
+        case auth
+        case allow
+        case headers
+        case rateLimit = "rate_limit"
+        case maxBodyBytes = "max_body_bytes"
+        case requireAssertion = "require_assertion"
+        case connectTimeoutMs = "connect_timeout_ms"
+        case idleTimeoutMs = "idle_timeout_ms"
+        case allowHTTPLoopback = "allow_http_loopback"
+        case maxUpstreamConnections = "max_upstream_connections"
+    }
+}
+
+/// `auth = { type = "header", name = "Authorization", format = "Bearer {key}" }`.
+struct AuthTable: Decodable {
+    var type: String
+    var name: String?
+    var format: String?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case type, name, format
+    }
+}
+
+/// `{ method = "POST", path = "/v1/chat/completions" }`.
+struct AllowTable: Decodable {
+    var method: String
+    var path: String
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case method, path
+    }
+}
+
+/// `rate_limit = { per_minute = 60, per_day = 2000 }`.
+struct RateLimitTable: Decodable {
+    var perMinute: Int?
+    var perDay: Int?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case perMinute = "per_minute"
+        case perDay = "per_day"
+    }
+}
