@@ -67,7 +67,14 @@ final class RollingRestartTests: XCTestCase {
 
         // Grace over: new connections are refused while the stream goes on.
         XCTAssertTrue(serve.waitFor("draining", seconds: 10))
-        XCTAssertTrue(connectionRefused(port: serve.port), "a new connection during the drain must be refused")
+        // The listeners are shut right after that line: wait for it (with a deadline).
+        let drainSeen = Date()
+        var refused = false
+        while !refused && Date().timeIntervalSince(drainSeen) < 5 {
+            refused = connectionRefused(port: serve.port)
+        }
+        XCTAssertTrue(refused, "a new connection during the drain must be refused")
+        XCTAssertEqual(streamDone.wait(timeout: .now()), .timedOut, "the stream must still be running while new connections are refused")
         XCTAssertEqual(streamDone.wait(timeout: .now() + 30), .success, "the stream did not end")
         let stream = try XCTUnwrap(streamResult.values.first)
         XCTAssertEqual(stream.status, 200)
