@@ -53,7 +53,7 @@ enum ServeCommand {
                 service: service,
                 publicListener: HTTPServerConfiguration(
                     host: configuration.proxyListen.host, port: configuration.proxyListen.port,
-                    connectionLimit: connectionLimit),
+                    connectionLimit: connectionLimit, maxHeaderBytes: configuration.maxHeaderBytes),
                 adminListener: HTTPServerConfiguration(host: configuration.adminListen.host, port: configuration.adminListen.port),
                 reloadProviders: { try ServiceAssembly.providers(path: providersPath, secrets: SecretSource()) },
                 reloadSessionKeys: { try ServiceAssembly.sessionKeys(SecretSource()) },

@@ -79,10 +79,13 @@ final class ServeReloadReportTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("listen.trusted_proxies[0]"), "\(error)")
         }
         let parsed = try? KeywardConfiguration.parse(
-            text: "[listen]\ntrusted_proxies = [\"10.0.0.0/8\", \"fd00::/8\"]\nmax_connections = 5000\n[shutdown]\nreadiness_grace_seconds = 1\ndrain_seconds = 60",
+            text: "[listen]\ntrusted_proxies = [\"10.0.0.0/8\", \"fd00::/8\"]\nmax_connections = 5000\nmax_header_bytes = 8192\n[shutdown]\nreadiness_grace_seconds = 1\ndrain_seconds = 60",
             path: "k.toml")
         XCTAssertEqual(parsed?.trustedProxies.ranges.count, 2)
         XCTAssertEqual(parsed?.maxConnections, 5000)
+        XCTAssertEqual(parsed?.maxHeaderBytes, 8192)
+        XCTAssertEqual(KeywardConfiguration().maxHeaderBytes, 16_384)
+        XCTAssertThrowsError(try KeywardConfiguration.parse(text: "[listen]\nmax_header_bytes = 100", path: "k.toml"))
         XCTAssertEqual(parsed?.readinessGraceSeconds, 1)
         XCTAssertEqual(parsed?.drainSeconds, 60)
         XCTAssertEqual(KeywardConfiguration().readinessGraceSeconds, 5)

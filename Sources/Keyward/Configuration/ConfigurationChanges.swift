@@ -13,6 +13,7 @@ extension KeywardConfiguration {
         check("listen.admin", \.adminListen)
         check("listen.trusted_proxies", \.trustedProxies)
         check("listen.max_connections", \.maxConnections)
+        check("listen.max_header_bytes", \.maxHeaderBytes)
         check("store.url", \.storeURL)
         check("store.start_attempts", \.storeStartAttempts)
         check("store.start_retry_seconds", \.storeStartRetrySeconds)

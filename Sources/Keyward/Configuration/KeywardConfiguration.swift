@@ -29,6 +29,10 @@ public struct KeywardConfiguration: Sendable, Equatable {
     /// The most client connections the proxy listener holds at once; nil = sized from the
     /// open-file limit when `serve` starts (see `ConnectionBudget`).
     public var maxConnections: Int?
+    /// The largest request head the proxy listener reads (request line and fields), bytes
+    /// (2048-65536, default 16384); over it, 431. Each connection holds a buffer of about this
+    /// plus 18 KiB for as long as it is open, so it is most of what a held stream costs.
+    public var maxHeaderBytes = 16_384
     /// How many times `serve` tries to open the store before giving up (1-1000, default 30).
     public var storeStartAttempts = 30
     /// Seconds between those tries (1-60, default 2).

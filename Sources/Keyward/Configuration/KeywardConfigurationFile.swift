@@ -23,10 +23,12 @@ struct KeywardConfigurationFile: Decodable {
         var admin: String?
         var trustedProxies: [String]?
         var maxConnections: Int?
+        var maxHeaderBytes: Int?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case proxy, admin
             case trustedProxies = "trusted_proxies"
             case maxConnections = "max_connections"
+            case maxHeaderBytes = "max_header_bytes"
         }
     }
 

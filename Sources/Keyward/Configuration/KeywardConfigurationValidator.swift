@@ -16,6 +16,7 @@ struct KeywardConfigurationValidator {
     static let decodeBudgetRange = 1...100_000
     static let freshnessRange = 10...3_600
     static let maxConnectionsRange = 16...1_000_000
+    static let maxHeaderBytesRange = 2_048...65_536
     static let storeStartAttemptsRange = 1...1_000
     static let storeStartRetryRange = 1...60
     static let readinessGraceRange = 0...300
@@ -64,6 +65,9 @@ struct KeywardConfigurationValidator {
         }
         if let limit = checkRange(file.listen?.maxConnections, Self.maxConnectionsRange, unit: "", "listen", "max_connections") {
             configuration.maxConnections = limit
+        }
+        if let bytes = checkRange(file.listen?.maxHeaderBytes, Self.maxHeaderBytesRange, unit: " bytes", "listen", "max_header_bytes") {
+            configuration.maxHeaderBytes = bytes
         }
 
         if let url = file.store?.url {
