@@ -42,7 +42,7 @@ echo "ok   systemd-analyze security: exposure $score"
 # 3. serve under the filter, with the secrets as credential files (what LoadCredential= gives).
 mkdir -p "$work/credentials"
 "$binary" keys generate --out "$work/credentials/KEYWARD_SESSION_KEY" 2>/dev/null
-echo "no retired keys" > "$work/credentials/KEYWARD_SESSION_KEYS_RETIRED"   # the SetCredential= default
+echo > "$work/credentials/KEYWARD_SESSION_KEYS_RETIRED"   # the SetCredential= default: a lone newline
 echo "check-key" > "$work/credentials/CHECK_API_KEY"
 cat > "$work/providers.toml" <<'TOML'
 [check]

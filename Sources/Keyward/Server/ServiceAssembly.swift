@@ -49,11 +49,18 @@ public enum ServiceAssembly {
         let retiredText: String?
         do { retiredText = try secrets.optionalValue(retiredSessionKeysSecret) } catch {
             // An empty retired-keys file means none: the systemd unit's `SetCredential=` default
-            // is an empty credential, so the unit starts before any key has been retired.
+            // is a lone newline, so the unit starts before any key has been retired.
             guard error.isEmptyFile else { throw Problem(error.description) }
             retiredText = nil
         }
-        for block in pemBlocks(retiredText ?? "") {
+        let retiredBlocks = pemBlocks(retiredText ?? "")
+        // An emptied file is fine (nothing retired); text without a key would leave every session
+        // signed by the old key failing `kid_unknown` while the operator believes it kept.
+        if retiredBlocks.isEmpty, let retiredText, retiredText.contains(where: { !$0.isWhitespace }) {
+            throw Problem("secret \(retiredSessionKeysSecret): no PEM block (-----BEGIN PUBLIC KEY----- …) in it; "
+                + "put the retired public keys there as `keyward keys rotate` writes them, or empty it")
+        }
+        for block in retiredBlocks {
             let key: ECPublicKey
             if let publicKey = try? ECPublicKey(pem: block) {
                 key = publicKey
