@@ -7,7 +7,8 @@
 # 2. the built binary: `strings` finds none of the simulator's type names in it;
 # 3. it runs on a host without the Swift toolchain: `ldd` lists no library from the toolchain's
 #    folder, and with that folder hidden (an empty tmpfs mounted over it in a private mount
-#    namespace: needs root or unshare rights) it prints its usage and generates a session key.
+#    namespace; as another user, inside a user namespace) it prints its usage and generates a
+#    session key.
 # Usage: scripts/check-release-binary.sh [path/to/keyward]   (default: the release build's).
 # scripts/test.sh passes the release build of the `keyward` product alone (about 90 s from scratch
 # on two busy cores); deploy/check/containerfile.sh passes the one the Containerfile's line built.
@@ -52,7 +53,10 @@ fi
 echo "check-release-binary: ldd lists nothing from $toolchain"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-unshare --mount sh -c '
+# Root mounts in a private namespace; anyone else gets one through a user namespace.
+namespace=(unshare --mount)
+[ "$(id -u)" -eq 0 ] || namespace=(unshare --mount --map-root-user)
+"${namespace[@]}" sh -c '
   mount -t tmpfs none "$1" && [ -z "$(ls -A "$1")" ] || exit 3
   "$2" --help > /dev/null && "$2" keys generate --out "$3/key" 2> /dev/null && grep -q "BEGIN PRIVATE KEY" "$3/key"
 ' sh "$toolchain" "$binary" "$out" || {
