@@ -32,9 +32,11 @@ let package = Package(
         .target(name: "PlayIntegrity", dependencies: ["KeywardCrypto"]),
         .target(name: "Sessions", dependencies: ["KeywardCrypto", "KeywardSupport"]),
         .target(name: "ProviderRegistry", dependencies: ["CTOML"]),
+        // Exact sliding-window limits in constant time, decided in memory (docs/limits.md).
+        .target(name: "Limits", dependencies: ["KeywardSupport"]),
 
         // I/O modules.
-        .target(name: "Store", dependencies: ["CSQLite", "CPostgres"], resources: []),
+        .target(name: "Store", dependencies: ["CSQLite", "CPostgres", "Limits"], resources: []),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CShims", "KeywardSupport"]),
         .target(name: "Upstream", dependencies: ["CCurl", "CShims", "KeywardSupport"]),
 
@@ -43,12 +45,12 @@ let package = Package(
             name: "Keyward",
             dependencies: [
                 "KeywardCrypto", "CBOR", "AppAttest", "PlayIntegrity", "Sessions",
-                "ProviderRegistry", "Store", "HTTPServer", "Upstream", "DeviceSimulator",
+                "ProviderRegistry", "Limits", "Store", "HTTPServer", "Upstream", "DeviceSimulator",
             ]
         ),
         .target(name: "DeviceSimulator", dependencies: ["KeywardCrypto", "CBOR", "COpenSSL", "CShims"]),
         .executableTarget(name: "KeywardCLI", dependencies: ["Keyward"]),
-        .executableTarget(name: "KeywardBench", dependencies: ["Keyward"]),
+        .executableTarget(name: "KeywardBench", dependencies: ["Keyward", "Limits"]),
 
         .testTarget(name: "KeywardCryptoTests", dependencies: ["KeywardCrypto"]),
         .testTarget(name: "CBORTests", dependencies: ["CBOR"]),
@@ -56,6 +58,7 @@ let package = Package(
         .testTarget(name: "PlayIntegrityTests", dependencies: ["PlayIntegrity", "DeviceSimulator", "KeywardCrypto"]),
         .testTarget(name: "SessionsTests", dependencies: ["Sessions", "KeywardCrypto"]),
         .testTarget(name: "ProviderRegistryTests", dependencies: ["ProviderRegistry"]),
+        .testTarget(name: "LimitsTests", dependencies: ["Limits", "KeywardSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["Store"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer", "KeywardSupport"]),
