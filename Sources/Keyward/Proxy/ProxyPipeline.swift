@@ -78,8 +78,9 @@ extension KeywardService {
 
     // MARK: authorize
 
-    /// Canonical path, allowlist, body rules, the per-device rate limit and, where the provider
-    /// requires it, a fresh App Attest assertion over this very request.
+    /// Canonical path, allowlist, body rules, where the provider requires it a fresh App Attest
+    /// assertion over this very request, and last the per-device rate limit (only a request that
+    /// passed every other check spends a unit).
     /// - Returns: the canonical path segments (decoded) that matched the allowlist.
     /// - Throws: `bad_request` (path not canonical, GET/HEAD with a body), `forbidden` (not allowlisted,
     ///   assertion required of an Android session), `rate_limited`, `attestation_invalid`, `unavailable`.
@@ -97,10 +98,12 @@ extension KeywardService {
         guard provider.allows(method: head.method, segments: segments) else {
             throw APIError(.forbidden, reason: "not_allowlisted")
         }
-        try limitRate(provider: provider, deviceID: claims.sub)
+        // The assertion first: a request that fails any check must not spend a rate unit, or a
+        // copied session token with junk assertions could lock its device out for the window.
         if provider.requireAssertion {
             try checkRequestAssertion(head, body: body, claims: claims)
         }
+        try limitRate(provider: provider, deviceID: claims.sub)
         return segments
     }
 
