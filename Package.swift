@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "Limits", dependencies: ["KeywardSupport"]),
 
         // I/O modules.
-        .target(name: "Store", dependencies: ["CSQLite", "CPostgres", "Limits"], resources: []),
+        .target(name: "Store", dependencies: ["CSQLite", "CPostgres", "Limits", "KeywardSupport"], resources: []),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CShims", "KeywardSupport"]),
         .target(name: "Upstream", dependencies: ["CCurl", "CShims", "KeywardSupport"]),
 

@@ -23,6 +23,9 @@ public final class LimitsEngine: Sendable {
 
     private final class KeyState {
         var windows: [LimitWindow]
+        /// Admission times replayed from storage before the key's rules were known (ascending);
+        /// recorded into the windows when the key first meets its rules, then dropped.
+        var history: [Int64] = []
         init(windows: [LimitWindow]) { self.windows = windows }
     }
 
@@ -49,8 +52,12 @@ public final class LimitsEngine: Sendable {
         if let state = table[key] {
             if state.windows.count == rules.count && zip(state.windows, rules).allSatisfy({ $0.rule == $1 }) { return state }
             state.windows = rules.map { rule in
-                state.windows.first { $0.rule == rule } ?? LimitWindow(rule: rule, ringLimit: ringLimit, buckets: bucketsPerWindow)
+                if let kept = state.windows.first(where: { $0.rule == rule }) { return kept }
+                let window = LimitWindow(rule: rule, ringLimit: ringLimit, buckets: bucketsPerWindow)
+                for at in state.history { window.record(window.effectiveTime(at)) }
+                return window
             }
+            state.history = []
             return state
         }
         let state = KeyState(windows: rules.map { LimitWindow(rule: $0, ringLimit: ringLimit, buckets: bucketsPerWindow) })
@@ -90,6 +97,18 @@ public final class LimitsEngine: Sendable {
         }
     }
 
+    /// Hands over a key's persisted admission times (ascending) before its rules are known: they
+    /// are counted the first time the key is decided, under whatever rules it then has. Replaces
+    /// anything kept for the key.
+    public func preload(key: String, admissionTimes: [Int64]) {
+        guard !admissionTimes.isEmpty else { return }
+        stripe(key).withLock { table in
+            let state = KeyState(windows: [])
+            state.history = admissionTimes
+            table[key] = state
+        }
+    }
+
     /// Forgets keys none of whose windows still counts anything at `nowMillis` (memory stays
     /// bounded by the keys active within their longest window). Returns how many went. O(keys):
     /// call it from a timer, not per request.
@@ -98,7 +117,8 @@ public final class LimitsEngine: Sendable {
         var removed = 0
         for stripe in stripes {
             stripe.withLock { table in
-                let idle = table.filter { $0.value.windows.allSatisfy { $0.isEmpty(now: nowMillis) } }.map(\.key)
+                let idle = table.filter { $0.value.history.isEmpty && $0.value.windows.allSatisfy { $0.isEmpty(now: nowMillis) } }
+                    .map(\.key)
                 for key in idle { table.removeValue(forKey: key) }
                 removed += idle.count
             }

@@ -104,6 +104,17 @@ final class LimitsEngineTests: XCTestCase {
                        .refused(retryAfterMillis: 86_400_000 - 3_600_000))
     }
 
+    func testPreloadedTimesCountUnderTheRulesTheKeyFirstMeets() {
+        let engine = LimitsEngine()
+        engine.preload(key: "k", admissionTimes: [start, start + 1_000, start + 2_000])
+        let rules = [LimitRule(limit: 3, windowMillis: 86_400_000), LimitRule(limit: 2, windowMillis: 60_000)]
+        XCTAssertEqual(engine.admit(key: "k", rules: rules, nowMillis: start + 3_000), .refused(retryAfterMillis: 86_397_000))
+        engine.preload(key: "j", admissionTimes: [start])
+        XCTAssertEqual(engine.admit(key: "j", rules: [LimitRule(limit: 2, windowMillis: 60_000)], nowMillis: start + 1), .admitted)
+        XCTAssertEqual(engine.admit(key: "j", rules: [LimitRule(limit: 2, windowMillis: 60_000)], nowMillis: start + 2),
+                       .refused(retryAfterMillis: 59_998))
+    }
+
     func testPurgeForgetsOnlyKeysWithNothingLeftInTheirWindows() {
         let engine = LimitsEngine()
         XCTAssertEqual(engine.admit(key: "old", rules: [perMinute5], nowMillis: start), .admitted)

@@ -32,13 +32,15 @@ enum ServeCommand {
             let providersPath = configuration.providersPath
             let providers = ProviderTable(try ServiceAssembly.providers(path: providersPath, secrets: secrets))
             let store = try ServiceAssembly.store(configuration)
+            let asyncStore = try ServiceAssembly.asyncStore(store, configuration, nowMillis: time.nowMillis())
             // Proxied requests go through the shards' own clients (one per core, see KeywardServer);
             // this one only carries the Android handshake's calls to Google.
             let upstream = UpstreamClient(configuration: .init(threads: 1))
             let android = try AndroidAssembly.handshake(configuration, secrets: secrets, upstream: upstream)
             let service = try KeywardService(
                 settings: ServiceAssembly.settings(from: configuration), store: store, sessionKeys: keys, providers: providers,
-                upstream: upstream, time: time, logger: logger, metrics: Metrics(), android: android)
+                upstream: upstream, time: time, logger: logger, metrics: Metrics(), android: android,
+                asyncStore: asyncStore)
             let server = KeywardServer(
                 service: service,
                 publicListener: HTTPServerConfiguration(host: configuration.proxyListen.host, port: configuration.proxyListen.port),

@@ -23,7 +23,13 @@ struct KeywardConfigurationFile: Decodable {
 
     struct Store: Decodable {
         var url: String?
-        enum CodingKeys: String, CodingKey, CaseIterable { case url }
+        var poolSize: Int?
+        var operationTimeoutMs: Int?
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case url
+            case poolSize = "pool_size"
+            case operationTimeoutMs = "operation_timeout_ms"
+        }
     }
 
     struct Sessions: Decodable {

@@ -13,6 +13,8 @@ struct KeywardConfigurationValidator {
     static let handshakeRateRange = 1...100_000
     static let handshakeBurstRange = 1...10_000
     static let decodeBudgetRange = 1...100_000
+    static let storePoolRange = 1...64
+    static let storeTimeoutRange = 50...60_000
     static let freshnessRange = 10...3_600
 
     init(document: TOMLDocument) { self.document = document }
@@ -51,6 +53,12 @@ struct KeywardConfigurationValidator {
 
         if let url = file.store?.url {
             if let problem = Self.storeURLProblem(url) { fail(problem, "store", "url") } else { configuration.storeURL = url }
+        }
+        if let size = checkRange(file.store?.poolSize, Self.storePoolRange, unit: "", "store", "pool_size") {
+            configuration.storePoolSize = size
+        }
+        if let timeout = checkRange(file.store?.operationTimeoutMs, Self.storeTimeoutRange, unit: " ms", "store", "operation_timeout_ms") {
+            configuration.storeOperationTimeoutMillis = timeout
         }
 
         if let ttl = checkRange(file.sessions?.ttlSeconds, Self.sessionTTLRange, unit: " seconds", "sessions", "ttl_seconds") {

@@ -67,8 +67,13 @@ public final class LocalDeployment: Sendable {
         try providersTOML.write(toFile: providersPath, atomically: true, encoding: .utf8)
 
         self.time = time
-        let store = wrapStore(try openStore(url: storeURL ?? "sqlite://\(directory)/keyward.db"))
+        let opened = try openStore(url: storeURL ?? "sqlite://\(directory)/keyward.db")
+        let store = wrapStore(opened)
         self.store = store
+        // As `serve` does: the backend's own admissions over the opened store; a wrapped store
+        // (a test double) keeps the wrapper's view by running everything through it.
+        let asyncStore = opened as AnyObject === store as AnyObject
+            ? try AsyncStore(store: store, nowMillis: time.nowMillis()) : AsyncStore(executorFor: store)
         let nowSeconds = time.nowSeconds()
         anchor = try TestTrustAnchor.generate(validFrom: nowSeconds - 86_400, validUntil: nowSeconds + 365 * 86_400)
         sessionKey = try ECPrivateKey.generate(.p256)
@@ -86,7 +91,7 @@ public final class LocalDeployment: Sendable {
         self.upstream = upstream
         let service = try KeywardService(
             settings: serviceSettings, store: store, sessionKeys: keys, providers: table, upstream: upstream, time: time,
-            logger: Logger(sink: logSink, time: time), metrics: Metrics(), appleRoot: trustAppleRoot ? AppleAppAttestationRoot.certificate : anchor.root)
+            logger: Logger(sink: logSink, time: time), metrics: Metrics(), asyncStore: asyncStore, appleRoot: trustAppleRoot ? AppleAppAttestationRoot.certificate : anchor.root)
         server = KeywardServer(
             service: service,
             publicListener: HTTPServerConfiguration(host: "127.0.0.1", port: 0),
@@ -131,6 +136,7 @@ public final class LocalDeployment: Sendable {
     /// Stops the listeners and the upstream client, and removes the folder.
     public func shutdown() {
         server.stop()
+        service.asyncStore.shutdown()
         upstream.shutdown()
         try? FileManager.default.removeItem(atPath: directory)
     }

@@ -15,15 +15,41 @@ extension KeywardService {
             let snapshot = providers.current
             let provider = try routeProvider(head, snapshot: snapshot, context: context)
             let claims = try authenticate(head, context: context)
-            let segments = try authorize(head, body: body, provider: provider, claims: claims)
+            let segments = try authorize(head, body: body, provider: provider)
             guard let credential = snapshot.credential(for: provider) else {
                 throw APIError(.internalError, reason: "provider_key_missing")
             }
-            let request = rewriteRequest(head, body: body, provider: provider, segments: segments, credential: credential)
-            let exchange = ProxyExchange(
-                service: self, writer: writer, context: context, providerName: provider.name, method: head.method,
-                credential: credential)
-            exchange.begin(upstream.start(request, handler: exchange))
+            let forward: @Sendable () -> Void = {
+                let request = self.rewriteRequest(head, body: body, provider: provider, segments: segments, credential: credential)
+                let exchange = ProxyExchange(
+                    service: self, writer: writer, context: context, providerName: provider.name, method: head.method,
+                    credential: credential)
+                exchange.begin(upstream.start(request, handler: exchange))
+            }
+            let admitThenForward: @Sendable () -> Void = {
+                self.limitRate(provider: provider, deviceID: claims.sub, writer: writer, context: context, then: forward)
+            }
+            let needsDevice = !deviceStatus.isFresh(claims.sub, nowMillis: time.nowMillis())
+            guard needsDevice || provider.requireAssertion else { return admitThenForward() }
+            // Store reads and the counter compare-and-set run on the store executor; the request
+            // waits suspended, its loop free, and goes on from there.
+            asyncStore.run({ _ in
+                do throws(APIError) {
+                    if needsDevice { try self.confirmDevice(claims) }
+                    // Verified before a rate unit is spent: a request failing any check must not
+                    // spend one, or junk assertions on a copied token could lock its device out.
+                    if provider.requireAssertion { try self.checkRequestAssertion(head, body: body, claims: claims) }
+                    return Result<Void, APIError>.success(())
+                } catch {
+                    return .failure(error)
+                }
+            }) { result in
+                switch result {
+                case .success(.success): admitThenForward()
+                case .success(.failure(let error)): self.respondError(writer, context, error)
+                case .failure(let error): self.respondError(writer, context, self.storeFailure("device_read", error))
+                }
+            }
         } catch {
             respondError(writer, context, error)
         }
@@ -42,9 +68,9 @@ extension KeywardService {
 
     // MARK: authenticate
 
-    /// The session of `Authorization: Bearer <token>` (RFC 6750 §2.1), its device registered and not
-    /// revoked (checked against the store at most every `revocationCheckSeconds`).
-    /// - Throws: `session_invalid`; `unavailable` when the store cannot answer.
+    /// The session of `Authorization: Bearer <token>` (RFC 6750 §2.1), verified without the store
+    /// (its device's status is `confirmDevice`'s, unless recently confirmed).
+    /// - Throws: `session_invalid`.
     func authenticate(_ head: HTTPRequestHead, context: RequestContext) throws(APIError) -> SessionClaims {
         // Exactly one Authorization field: with two, which one a later hop reads is anyone's guess.
         // (The scheme is letters only: OR-ing 0x20 lowercases A–Z and maps nothing else onto a–z.)
@@ -63,28 +89,30 @@ extension KeywardService {
             $0.deviceID = claims.sub
             $0.platform = claims.plat
         }
-        let now = time.nowMillis()
-        if !deviceStatus.isFresh(claims.sub, nowMillis: now) {
-            let device: DeviceRecord?
-            do { device = try store.device(id: claims.sub) } catch { throw storeFailure("device_read", error) }
-            guard let device, !device.revoked else {
-                deviceStatus.forget(claims.sub)
-                throw APIError(.sessionInvalid, reason: device == nil ? "device_unknown" : "device_revoked")
-            }
-            deviceStatus.confirm(claims.sub, nowMillis: now)
-        }
         return claims
+    }
+
+    /// The session's device is registered and not revoked, read from the store (blocking: call
+    /// it on the store executor) and remembered for `revocationCheckSeconds`.
+    /// - Throws: `session_invalid` (`device_unknown`, `device_revoked`); `unavailable` when the
+    ///   store cannot answer.
+    func confirmDevice(_ claims: SessionClaims) throws(APIError) {
+        let device: DeviceRecord?
+        do { device = try store.device(id: claims.sub) } catch { throw storeFailure("device_read", error) }
+        guard let device, !device.revoked else {
+            deviceStatus.forget(claims.sub)
+            throw APIError(.sessionInvalid, reason: device == nil ? "device_unknown" : "device_revoked")
+        }
+        deviceStatus.confirm(claims.sub, nowMillis: time.nowMillis())
     }
 
     // MARK: authorize
 
-    /// Canonical path, allowlist, body rules, where the provider requires it a fresh App Attest
-    /// assertion over this very request, and last the per-device rate limit (only a request that
-    /// passed every other check spends a unit).
+    /// Canonical path, allowlist and body rules (no store: the assertion and the rate limit come
+    /// after, in `proxy`).
     /// - Returns: the canonical path segments (decoded) that matched the allowlist.
-    /// - Throws: `bad_request` (path not canonical, GET/HEAD with a body), `forbidden` (not allowlisted,
-    ///   assertion required of an Android session), `rate_limited`, `attestation_invalid`, `unavailable`.
-    func authorize(_ head: HTTPRequestHead, body: [UInt8], provider: Provider, claims: SessionClaims) throws(APIError) -> [String] {
+    /// - Throws: `bad_request` (path not canonical, GET/HEAD with a body), `forbidden` (not allowlisted).
+    func authorize(_ head: HTTPRequestHead, body: [UInt8], provider: Provider) throws(APIError) -> [String] {
         guard let rest = ProxyPath.splitProxyRoute(head.path)?.rest else { throw APIError(.notFound, reason: "provider_unknown") }
         let segments: [String]
         do {
@@ -98,31 +126,30 @@ extension KeywardService {
         guard provider.allows(method: head.method, segments: segments) else {
             throw APIError(.forbidden, reason: "not_allowlisted")
         }
-        // The assertion first: a request that fails any check must not spend a rate unit, or a
-        // copied session token with junk assertions could lock its device out for the window.
-        if provider.requireAssertion {
-            try checkRequestAssertion(head, body: body, claims: claims)
-        }
-        try limitRate(provider: provider, deviceID: claims.sub)
         return segments
     }
 
-    /// The provider's per-device limits, exact over trailing windows, kept in the store so the
-    /// daily one survives restarts and is shared by every instance.
-    func limitRate(provider: Provider, deviceID: String) throws(APIError) {
+    /// The provider's per-device limits, exact over trailing windows (`docs/limits.md`), decided
+    /// without blocking: `then` runs once the admission is durable (on whichever thread made it
+    /// so); a refusal answers 429 with `Retry-After`, a store failure or deadline 503.
+    func limitRate(
+        provider: Provider, deviceID: String, writer: ResponseWriter, context: RequestContext,
+        then: @escaping @Sendable () -> Void
+    ) {
         var windows: [RateWindow] = []
         if let perMinute = provider.rateLimit.perMinute { windows.append(RateWindow(limit: perMinute, durationMillis: 60_000)) }
         if let perDay = provider.rateLimit.perDay { windows.append(RateWindow(limit: perDay, durationMillis: 86_400_000)) }
-        guard !windows.isEmpty else { return }
-        let decision: RateDecision
-        do {
-            decision = try store.consumeRate(key: "\(provider.name)|\(deviceID)", limits: windows, nowMillis: time.nowMillis())
-        } catch {
-            throw storeFailure("rate_consume", error)
-        }
-        if case .limited(let retryAfter) = decision {
-            metrics.increment("keyward_rate_limited_total", ["limit": "provider"])
-            throw .rateLimited(reason: "provider_rate_limited", retryAfterSeconds: retryAfter)
+        guard !windows.isEmpty else { return then() }
+        asyncStore.admit(key: "\(provider.name)|\(deviceID)", limits: windows, nowMillis: time.nowMillis()) { result in
+            switch result {
+            case .success(.allowed):
+                then()
+            case .success(.limited(let retryAfter)):
+                self.metrics.increment("keyward_rate_limited_total", ["limit": "provider"])
+                self.respondError(writer, context, .rateLimited(reason: "provider_rate_limited", retryAfterSeconds: retryAfter))
+            case .failure(let error):
+                self.respondError(writer, context, self.storeFailure("rate_consume", error))
+            }
         }
     }
 

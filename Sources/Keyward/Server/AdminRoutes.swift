@@ -10,8 +10,8 @@ public struct AdminRoutes: Sendable {
 
     /// Answers one admin request: `GET`/`HEAD` only (else 405 with `Allow`, RFC 9110 §15.5.6);
     /// `/metrics` 200 text; `/healthz` 200 `{"status":"ok"}` while the process runs; `/readyz`
-    /// 200 `{"status":"ready"}`, or 503 `unavailable` with `Retry-After` when the store does not
-    /// answer; anything else 404. The body is ignored (the admin listener accepts none).
+    /// 200 `{"status":"ready"}`, or 503 `unavailable` with `Retry-After` when the store cannot take
+    /// a write within the operation deadline (answered from the store executor); anything else 404. The body is ignored (the admin listener accepts none).
     public func handle(_ head: HTTPRequestHead, body: [UInt8], writer: ResponseWriter) {
         guard head.method == "GET" || head.method == "HEAD" else {
             writer.respond(status: 405, headers: [("Allow", "GET, HEAD"), ("Content-Type", "application/json")],
@@ -26,11 +26,12 @@ public struct AdminRoutes: Sendable {
         case "/healthz":
             writer.respond(status: 200, headers: [("Content-Type", "application/json")], body: Array("{\"status\":\"ok\"}".utf8))
         case "/readyz":
-            do throws(APIError) {
-                try service.checkReady()
-                writer.respond(status: 200, headers: [("Content-Type", "application/json")], body: Array("{\"status\":\"ready\"}".utf8))
-            } catch {
-                writer.respond(status: error.code.status, headers: [("Content-Type", "application/json")] + error.headers, body: error.code.body)
+            service.checkReady { failure in
+                if let error = failure {
+                    writer.respond(status: error.code.status, headers: [("Content-Type", "application/json")] + error.headers, body: error.code.body)
+                } else {
+                    writer.respond(status: 200, headers: [("Content-Type", "application/json")], body: Array("{\"status\":\"ready\"}".utf8))
+                }
             }
         default:
             writer.respond(status: 404, headers: [("Content-Type", "application/json")], body: APIErrorCode.notFound.body)

@@ -17,6 +17,8 @@ import Upstream
 public final class KeywardService: Sendable {
     let settings: ServiceSettings
     let store: any Store
+    /// The store as requests use it: every operation off the event loops, each with a deadline.
+    let asyncStore: AsyncStore
     let time: any TimeSource
     let logger: Logger
     /// The counters and histogram `/metrics` renders; tests read them.
@@ -42,6 +44,8 @@ public final class KeywardService: Sendable {
     ///   - appleRoot: the App Attest trust anchor. Production code never passes it (Apple's pinned
     ///     root is the default); only tests and the demo hand in a test anchor.
     ///   - android: the Play Integrity handshake, nil when Android is not configured (501).
+    ///   - asyncStore: how requests reach `store` (`ServiceAssembly.asyncStore`); nil: an executor
+    ///     with the default `[store]` settings running the store's own calls, rate limits included.
     /// - Throws: `SessionError` when the session TTL is outside 60–86400 s.
     public init(
         settings: ServiceSettings,
@@ -53,10 +57,12 @@ public final class KeywardService: Sendable {
         logger: Logger,
         metrics: Metrics,
         android: AndroidHandshake? = nil,
+        asyncStore: AsyncStore? = nil,
         appleRoot: X509Certificate = AppleAppAttestationRoot.certificate
     ) throws(SessionError) {
         self.settings = settings
         self.store = store
+        self.asyncStore = asyncStore ?? AsyncStore(executorFor: store)
         self.time = time
         self.logger = logger
         self.metrics = metrics
@@ -109,17 +115,17 @@ public final class KeywardService: Sendable {
                 context.update { $0.route = "challenge" }
                 try requireMethod(head, "POST")
                 try limitClient(head)
-                respondJSON(writer, context, status: 200, try issueChallenge())
+                answerOffLoop(writer, context, operation: "challenge") { () throws(APIError) in try self.issueChallenge() }
             case "/v1/attest/ios":
                 context.update { $0.route = "attest_ios" }
                 try requireMethod(head, "POST")
                 try limitClient(head)
-                respondJSON(writer, context, status: 200, try attestIOS(body: body, context: context))
+                answerOffLoop(writer, context, operation: "attest_ios") { () throws(APIError) in try self.attestIOS(body: body, context: context) }
             case "/v1/assert/ios":
                 context.update { $0.route = "assert_ios" }
                 try requireMethod(head, "POST")
                 try limitClient(head)
-                respondJSON(writer, context, status: 200, try assertIOS(body: body, context: context))
+                answerOffLoop(writer, context, operation: "assert_ios") { () throws(APIError) in try self.assertIOS(body: body, context: context) }
             case "/v1/attest/android":
                 context.update { $0.route = "attest_android" }
                 try requireMethod(head, "POST")
@@ -142,8 +148,11 @@ public final class KeywardService: Sendable {
             case "/readyz":
                 context.update { $0.route = "readyz" }
                 try requireMethod(head, "GET", "HEAD")
-                try checkReady()
-                respondJSON(writer, context, status: 200, "{\"status\":\"ready\"}")
+                checkReady { failure in
+                    if let failure { self.respondError(writer, context, failure) } else {
+                        self.respondJSON(writer, context, status: 200, "{\"status\":\"ready\"}")
+                    }
+                }
             default:
                 throw APIError(.notFound, reason: "route_unknown")
             }
@@ -167,12 +176,34 @@ public final class KeywardService: Sendable {
         }
     }
 
-    /// `/readyz`: the store answers.
-    func checkReady() throws(APIError) {
-        if draining.load(ordering: .relaxed) { throw .unavailable(reason: "draining") }
-        do { try store.ping() } catch {
-            metrics.increment("keyward_store_errors_total", ["operation": "ping"])
-            throw .unavailable(reason: "store_unreachable")
+    /// `/readyz`: not draining, and the store takes a write within the operation deadline
+    /// (`Store.ping`), checked off the loop. `completion` gets nil when ready.
+    func checkReady(completion: @escaping @Sendable (APIError?) -> Void) {
+        if draining.load(ordering: .relaxed) { return completion(.unavailable(reason: "draining")) }
+        asyncStore.run({ store throws(StoreError) in try store.ping() }) { result in
+            if case .failure(let error) = result {
+                _ = self.storeFailure("ping", error)
+                completion(.unavailable(reason: "store_unreachable"))
+            } else {
+                completion(nil)
+            }
+        }
+    }
+
+    /// Runs a handshake's work (store calls, attestation checks) on the store executor and answers
+    /// with its JSON or its error; past the store deadline, 503 `unavailable` with `Retry-After`.
+    func answerOffLoop(
+        _ writer: ResponseWriter, _ context: RequestContext, operation: String,
+        _ work: @escaping @Sendable () throws(APIError) -> String
+    ) {
+        asyncStore.run({ _ in
+            do throws(APIError) { return Result<String, APIError>.success(try work()) } catch { return .failure(error) }
+        }) { result in
+            switch result {
+            case .success(.success(let json)): self.respondJSON(writer, context, status: 200, json)
+            case .success(.failure(let error)): self.respondError(writer, context, error)
+            case .failure(let error): self.respondError(writer, context, self.storeFailure(operation, error))
+            }
         }
     }
 

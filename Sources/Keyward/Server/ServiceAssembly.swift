@@ -85,6 +85,21 @@ public enum ServiceAssembly {
         }
     }
 
+    /// The store as `serve`'s requests reach it: `[store]`'s pool and deadline; for SQLite the
+    /// in-memory limits rebuilt from the persisted admissions, holding the database's limits lock.
+    /// - Throws: `Problem` naming the store URL (redacted), e.g. when another `serve` already
+    ///   decides rate limits on the same SQLite file.
+    public static func asyncStore(_ store: any Store, _ configuration: KeywardConfiguration, nowMillis: Int64) throws(Problem) -> AsyncStore {
+        var settings = AsyncStore.Configuration()
+        settings.poolSize = configuration.storePoolSize
+        settings.operationTimeoutMillis = configuration.storeOperationTimeoutMillis
+        do {
+            return try AsyncStore(store: store, configuration: settings, nowMillis: nowMillis)
+        } catch {
+            throw Problem("store \(redacted(configuration.storeURL)): \(error)")
+        }
+    }
+
     /// A store URL fit for a message: any password in it replaced.
     public static func redacted(_ url: String) -> String {
         guard let schemeEnd = url.range(of: "://"), let at = url[schemeEnd.upperBound...].firstIndex(of: "@") else { return url }

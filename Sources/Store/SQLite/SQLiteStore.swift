@@ -19,6 +19,8 @@ public final class SQLiteStore: Store {
 
     /// The database file's path as given.
     public let path: String
+    /// The busy timeout every connection is opened with, milliseconds.
+    let busyTimeoutMillis: Int32
     let pool: ConnectionPool<SQLiteConnection>
     let purgeTicker = PurgeTicker(interval: 1_024)
 
@@ -32,6 +34,7 @@ public final class SQLiteStore: Store {
             throw .invalid("sqlite_path")
         }
         self.path = path
+        busyTimeoutMillis = options.busyTimeoutMillis
         let timeout = options.busyTimeoutMillis
         pool = ConnectionPool(capacity: options.poolSize, waitSeconds: options.poolWaitSeconds) { () throws(StoreError) in
             try SQLiteConnection(path: path, busyTimeoutMillis: timeout)
