@@ -62,7 +62,7 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["Store"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer", "KeywardSupport"]),
-        .testTarget(name: "KeywardTests", dependencies: ["Keyward", "DeviceSimulator"]),
+        .testTarget(name: "KeywardTests", dependencies: ["Keyward", "DeviceSimulator", "CSQLite"]),
     ],
     cxxLanguageStandard: .cxx17
 )
