@@ -1,5 +1,5 @@
 // swift-tools-version:6.0
-// Keyward: an attested API-key reverse proxy for mobile apps. Layout: DESIGN.md §4.
+// Keyward: an attested API-key reverse proxy for mobile apps. Layout: docs/ARCHITECTURE.md.
 import PackageDescription
 
 let package = Package(
@@ -7,10 +7,11 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "keyward", targets: ["KeywardCLI"]),
+        .executable(name: "keyward-demo", targets: ["KeywardDemoMain"]),
         .executable(name: "keyward-bench", targets: ["KeywardBench"]),
     ],
     targets: [
-        // Debian's C libraries, bound as system libraries (CLIBS.md).
+        // Debian's C libraries, bound as system libraries (pkg-config names).
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl"),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl"),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3"),
@@ -24,6 +25,10 @@ let package = Package(
 
         // The pthread lock shared by the modules checked under ThreadSanitizer.
         .target(name: "KeywardSupport"),
+        // The header type and RFC 9110 field bytes (token table, case folding) every HTTP module shares.
+        .target(name: "HTTPFields"),
+        // TOML into Decodable values with file:line:key errors, for keyward.toml and providers.toml.
+        .target(name: "TOMLDecoding", dependencies: ["CTOML"]),
 
         // Core modules: no server code, no clock, store or network they are not handed.
         .target(name: "KeywardCrypto", dependencies: ["COpenSSL", "CShims", "KeywardSupport"]),
@@ -31,38 +36,46 @@ let package = Package(
         .target(name: "AppAttest", dependencies: ["KeywardCrypto", "CBOR"]),
         .target(name: "PlayIntegrity", dependencies: ["KeywardCrypto"]),
         .target(name: "Sessions", dependencies: ["KeywardCrypto", "KeywardSupport"]),
-        .target(name: "ProviderRegistry", dependencies: ["CTOML"]),
+        .target(name: "ProviderRegistry", dependencies: ["TOMLDecoding", "HTTPFields"]),
         // Exact sliding-window limits in constant time, decided in memory (docs/limits.md).
         .target(name: "Limits", dependencies: ["KeywardSupport"]),
 
         // I/O modules.
         .target(name: "Store", dependencies: ["CSQLite", "CPostgres", "Limits", "KeywardSupport"], resources: []),
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CShims", "KeywardSupport"]),
-        .target(name: "Upstream", dependencies: ["CCurl", "CShims", "KeywardSupport"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CShims", "KeywardSupport", "HTTPFields"]),
+        .target(name: "Upstream", dependencies: ["CCurl", "CShims", "KeywardSupport", "HTTPFields"]),
 
-        // The application and its executables.
+        // The application: routes, handshakes, the proxy's phases, the server and its lifecycle.
         .target(
             name: "Keyward",
             dependencies: [
                 "KeywardCrypto", "CBOR", "AppAttest", "PlayIntegrity", "Sessions",
-                "ProviderRegistry", "Limits", "Store", "HTTPServer", "Upstream", "DeviceSimulator",
+                "TOMLDecoding", "ProviderRegistry", "Limits", "Store", "HTTPServer", "Upstream",
             ]
         ),
+        // The production executable: the operator's commands. It links no simulator and no test
+        // trust anchor (scripts/check-release-binary.sh checks).
+        .executableTarget(name: "KeywardCLI", dependencies: ["Keyward", "CShims"]),
+
+        // Simulated devices and a whole deployment on loopback: only the demo, the tests and the
+        // bench link these.
         .target(name: "DeviceSimulator", dependencies: ["KeywardCrypto", "CBOR", "COpenSSL", "CShims"]),
-        .executableTarget(name: "KeywardCLI", dependencies: ["Keyward"]),
-        .executableTarget(name: "KeywardBench", dependencies: ["Keyward", "Limits"]),
+        .target(name: "KeywardDemo", dependencies: ["Keyward", "DeviceSimulator"]),
+        .executableTarget(name: "KeywardDemoMain", dependencies: ["KeywardDemo", "CShims"]),
+        .executableTarget(name: "KeywardBench", dependencies: ["Keyward", "KeywardDemo", "Limits"]),
 
         .testTarget(name: "KeywardCryptoTests", dependencies: ["KeywardCrypto"]),
         .testTarget(name: "CBORTests", dependencies: ["CBOR"]),
         .testTarget(name: "AppAttestTests", dependencies: ["AppAttest", "DeviceSimulator", "KeywardCrypto", "CBOR"]),
         .testTarget(name: "PlayIntegrityTests", dependencies: ["PlayIntegrity", "DeviceSimulator", "KeywardCrypto"]),
         .testTarget(name: "SessionsTests", dependencies: ["Sessions", "KeywardCrypto"]),
-        .testTarget(name: "ProviderRegistryTests", dependencies: ["ProviderRegistry"]),
+        .testTarget(name: "TOMLDecodingTests", dependencies: ["TOMLDecoding"]),
+        .testTarget(name: "ProviderRegistryTests", dependencies: ["ProviderRegistry", "HTTPFields", "TOMLDecoding"]),
         .testTarget(name: "LimitsTests", dependencies: ["Limits", "KeywardSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["Store"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPFields"]),
         .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer", "KeywardSupport"]),
-        .testTarget(name: "KeywardTests", dependencies: ["Keyward", "DeviceSimulator", "CSQLite"]),
+        .testTarget(name: "KeywardTests", dependencies: ["Keyward", "KeywardDemo", "KeywardCLI", "DeviceSimulator", "CSQLite"]),
     ],
     cxxLanguageStandard: .cxx17
 )

@@ -19,13 +19,16 @@ module CShims [system] {
 MAP
 cc -O2 -c "$root/Sources/CShims/microhttpd_shims.c" -I "$root/Sources/CShims/include" -o "$work/shims.o"
 cp "$root/bench/hello-main.swift" "$work/main.swift"   # top-level code lives in main.swift
-# The lock module first (HTTPServer imports it).
+# The lock and field-bytes modules first (HTTPServer imports them).
 swiftc -O -package-name Keyward -module-name KeywardSupport -parse-as-library \
     -emit-library -static -emit-module -emit-module-path "$work/KeywardSupport.swiftmodule" \
     -o "$work/libKeywardSupport.a" "$root"/Sources/KeywardSupport/*.swift
+swiftc -O -package-name Keyward -module-name HTTPFields -parse-as-library \
+    -emit-library -static -emit-module -emit-module-path "$work/HTTPFields.swiftmodule" \
+    -o "$work/libHTTPFields.a" "$root"/Sources/HTTPFields/*.swift
 swiftc -O -package-name Keyward -module-name HelloBench -o "$work/hello" \
     -I "$root/Sources/CMicroHTTPD" -I "$work" \
-    "$root"/Sources/HTTPServer/*.swift "$work/main.swift" "$work/shims.o" "$work/libKeywardSupport.a" -lmicrohttpd
+    "$root"/Sources/HTTPServer/*.swift "$work/main.swift" "$work/shims.o" "$work/libKeywardSupport.a" "$work/libHTTPFields.a" -lmicrohttpd
 port=18089
 "$work/hello" "$port" & pid=$!
 sleep 0.5

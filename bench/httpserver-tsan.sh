@@ -15,11 +15,14 @@ module CShims [system] {
 MAP
 cc -O1 -g -fsanitize=thread -c "$root/Sources/CShims/microhttpd_shims.c" -I "$root/Sources/CShims/include" -o "$work/shims.o"
 cp "$root/bench/httpserver-tsan-main.swift" "$work/main.swift"
-# The lock module first (HTTPServer imports it), instrumented too.
+# The lock and field-bytes modules first (HTTPServer imports them), instrumented too.
 swiftc -Onone -g -D DEBUG -sanitize=thread -package-name Keyward -module-name KeywardSupport -parse-as-library \
     -emit-library -static -emit-module -emit-module-path "$work/KeywardSupport.swiftmodule" \
     -o "$work/libKeywardSupport.a" "$root"/Sources/KeywardSupport/*.swift
+swiftc -Onone -g -D DEBUG -sanitize=thread -package-name Keyward -module-name HTTPFields -parse-as-library \
+    -emit-library -static -emit-module -emit-module-path "$work/HTTPFields.swiftmodule" \
+    -o "$work/libHTTPFields.a" "$root"/Sources/HTTPFields/*.swift
 swiftc -Onone -g -D DEBUG -sanitize=thread -package-name Keyward -module-name Stress -o "$work/stress" \
     -I "$root/Sources/CMicroHTTPD" -I "$work" \
-    "$root"/Sources/HTTPServer/*.swift "$work/main.swift" "$work/shims.o" "$work/libKeywardSupport.a" -lmicrohttpd
+    "$root"/Sources/HTTPServer/*.swift "$work/main.swift" "$work/shims.o" "$work/libKeywardSupport.a" "$work/libHTTPFields.a" -lmicrohttpd
 SWIFT_BACKTRACE=enable=no TSAN_OPTIONS=halt_on_error=1 "$work/stress"

@@ -41,8 +41,13 @@ CMODS=(-package-name Keyward -I "$MAPS/CShims" -I "$MAPS/CTOML" -I Sources/COpen
 clang++ -std=c++17 -O1 -fPIC -DTOML_HEADER_ONLY=1 -DTOML_EXCEPTIONS=1 -I Sources/CTOML/include \
     -c Sources/CTOML/toml_to_json.cpp -o "$OUT/ctoml.o"
 clang -O1 -fPIC -I Sources/CShims/include -c Sources/CShims/openssl_shims.c -o "$OUT/openssl_shims.o"
-# ProviderRegistry, whole (it needs CTOML to build a Provider from providers.toml text).
-swiftc "${FLAGS[@]}" "${CMODS[@]}" -module-name ProviderRegistry -emit-library -static -emit-module \
+# ProviderRegistry, whole, over its two leaf modules: TOMLDecoding (CTOML, to build a Provider from
+# providers.toml text) and HTTPFields (the header type and token table).
+swiftc "${FLAGS[@]}" "${CMODS[@]}" -module-name TOMLDecoding -emit-library -static -emit-module \
+    -emit-module-path "$OUT/TOMLDecoding.swiftmodule" -o "$OUT/libTOMLDecoding.a" Sources/TOMLDecoding/*.swift
+swiftc "${FLAGS[@]}" "${CMODS[@]}" -module-name HTTPFields -emit-library -static -emit-module \
+    -emit-module-path "$OUT/HTTPFields.swiftmodule" -o "$OUT/libHTTPFields.a" Sources/HTTPFields/*.swift
+swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" -module-name ProviderRegistry -emit-library -static -emit-module \
     -emit-module-path "$OUT/ProviderRegistry.swiftmodule" -o "$OUT/libProviderRegistry.a" \
     $(find Sources/ProviderRegistry -name '*.swift')
 # KeywardSupport (the lock), KeywardCrypto (OpenSSL), then Sessions and PlayIntegrity over it.
@@ -58,7 +63,8 @@ swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" -module-name Sessions -emit-library
 swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" -enable-testing -module-name PlayIntegrity -emit-library -static \
     -emit-module -emit-module-path "$OUT/PlayIntegrity.swiftmodule" -o "$OUT/libPlayIntegrity.a" \
     $(find Sources/PlayIntegrity -name '*.swift')
-swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" fuzz/FuzzProxyPath.swift "$OUT/libProviderRegistry.a" "$OUT/ctoml.o" \
+swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" fuzz/FuzzProxyPath.swift "$OUT/libProviderRegistry.a" "$OUT/libTOMLDecoding.a" \
+    "$OUT/libHTTPFields.a" "$OUT/ctoml.o" \
     -lstdc++ -o "$OUT/fuzz-proxypath"
 swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" fuzz/FuzzSessionToken.swift "$OUT/libSessions.a" \
     "$OUT/libKeywardCrypto.a" "$OUT/libKeywardSupport.a" "$OUT/openssl_shims.o" -lssl -lcrypto -o "$OUT/fuzz-session"

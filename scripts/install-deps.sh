@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Keyward builds, tests and benchmarks with (DESIGN.md §5).
+# Installs the Debian packages Keyward builds, tests and benchmarks with.
 # Idempotent: does nothing when everything is already there.
 set -euo pipefail
 packages=(

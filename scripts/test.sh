@@ -11,3 +11,5 @@ fi
 bash scripts/install-deps.sh
 swift build --build-tests
 swift test --skip-build
+# The production binary links no simulator and no test trust anchor (link graph and `strings`).
+bash scripts/check-release-binary.sh

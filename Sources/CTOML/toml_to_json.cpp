@@ -214,7 +214,7 @@ uint32_t locate_internal_failure(std::string_view source) {
 extern "C" ctoml_result ctoml_parse(const char *text, size_t length) {
     try {
         std::string_view source(text == nullptr ? "" : text, text == nullptr ? 0 : length);
-        // A string_view source path: a literal is ambiguous between toml++ 3.3's overloads (CLIBS.md).
+        // A string_view source path: a literal is ambiguous between toml++ 3.3's `parse` overloads (path and source name).
         toml::table root = toml::parse(source, std::string_view{});
         walker walk;
         walk.json.reserve(length + 64);

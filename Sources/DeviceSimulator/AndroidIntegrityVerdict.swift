@@ -35,7 +35,7 @@ public struct AndroidIntegrityVerdict: Sendable, Equatable {
     public var appLicensingVerdict: String?
 
     /// A verdict for `packageName` bound to Keyward's `challenge` and `installID` the way an app binds it:
-    /// `base64url(SHA-256(challenge ‖ UTF-8(install_id)))` (issue 5).
+    /// `base64url(SHA-256(challenge ‖ UTF-8(install_id)))`, as the server expects.
     /// - Parameters:
     ///   - timestampMillis: when "Google" produced it, Unix milliseconds.
     ///   - certificateDigest: SHA-256 of the app's signing certificate, 32 bytes.

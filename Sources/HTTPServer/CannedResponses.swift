@@ -3,7 +3,7 @@ import CMicroHTTPD
 /// The server's own error responses, built once at start and shared by every
 /// connection (libmicrohttpd reference-counts responses).
 ///
-/// Bodies are DESIGN.md §2's `{"error":"<code>"}`; the refusals also carry
+/// Bodies are the API's `{"error":"<code>"}`; the refusals also carry
 /// `Connection: close`, since the rest of the request is not read.
 final class CannedResponses: @unchecked Sendable {
     let badRequest: OpaquePointer?

@@ -1,3 +1,5 @@
+import HTTPFields
+
 /// The head of one request as it arrived: request line and header fields,
 /// nothing decoded or normalized.
 ///
@@ -65,7 +67,7 @@ public struct HTTPRequestHead: Sendable {
     }
 
     /// True when the request carries a body: chunked, or a `Content-Length`
-    /// above 0. A GET or HEAD with a body is the handler's call (DESIGN.md §2
+    /// above 0. A GET or HEAD with a body is the handler's call (Keyward's proxy
     /// refuses it with `bad_request`; RFC 9110 §9.3.1 gives it no meaning).
     public var hasBody: Bool {
         switch bodyFraming {
@@ -78,7 +80,7 @@ public struct HTTPRequestHead: Sendable {
     /// The first header field named `name`, compared ASCII case-insensitively
     /// (RFC 9110 §5.1); nil when absent.
     public func header(_ name: String) -> String? {
-        for field in headers where ASCII.caseInsensitiveEquals(field.name, name) {
+        for field in headers where HTTPBytes.caseInsensitiveEquals(field.name, name) {
             return field.value
         }
         return nil
@@ -88,7 +90,7 @@ public struct HTTPRequestHead: Sendable {
     /// none or more than one (for fields that must not repeat, such as `Authorization`).
     public func onlyHeader(_ name: String) -> String? {
         var found: String?
-        for field in headers where ASCII.caseInsensitiveEquals(field.name, name) {
+        for field in headers where HTTPBytes.caseInsensitiveEquals(field.name, name) {
             if found != nil { return nil }
             found = field.value
         }
@@ -97,7 +99,7 @@ public struct HTTPRequestHead: Sendable {
 
     /// Every header field named `name` (ASCII case-insensitive), in order.
     public func headers(named name: String) -> [String] {
-        headers.lazy.filter { ASCII.caseInsensitiveEquals($0.name, name) }.map(\.value)
+        headers.lazy.filter { HTTPBytes.caseInsensitiveEquals($0.name, name) }.map(\.value)
     }
 }
 

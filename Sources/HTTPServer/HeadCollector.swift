@@ -1,3 +1,5 @@
+import HTTPFields
+
 /// Gathers header fields from libmicrohttpd's iterator and judges the
 /// framing rules libmicrohttpd 0.9.75 leaves to the application.
 ///
@@ -21,19 +23,19 @@ struct HeadCollector {
     mutating func add(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
         headerBytes += name.count + value.count + 4
         if malformedField == nil {
-            if !ASCII.isToken(name) {
+            if !HTTPBytes.isToken(name) {
                 malformedField = .invalidFieldName
-            } else if !ASCII.isFieldValue(value) {
+            } else if !HTTPBytes.isFieldValue(value) {
                 malformedField = .invalidFieldValue
             }
         }
-        if ASCII.caseInsensitiveEquals(name, Names.host) {
+        if HTTPBytes.caseInsensitiveEquals(name, Names.host) {
             hostCount += 1
-        } else if ASCII.caseInsensitiveEquals(name, Names.contentLength) {
+        } else if HTTPBytes.caseInsensitiveEquals(name, Names.contentLength) {
             contentLengthValues.append(contentsOf: Self.parseContentLength(value))
-        } else if ASCII.caseInsensitiveEquals(name, Names.transferEncoding) {
+        } else if HTTPBytes.caseInsensitiveEquals(name, Names.transferEncoding) {
             transferEncodingCount += 1
-            transferEncodingIsChunked = ASCII.caseInsensitiveEquals(value, Names.chunked)
+            transferEncodingIsChunked = HTTPBytes.caseInsensitiveEquals(value, Names.chunked)
         }
         headers.append((
             name: String(decoding: name, as: UTF8.self),

@@ -1,6 +1,7 @@
 import CMicroHTTPD
 #if canImport(Glibc)
 import Glibc
+import HTTPFields
 #endif
 
 /// A libmicrohttpd response ready to queue, with its status.
@@ -41,8 +42,8 @@ struct PreparedResponse: @unchecked Sendable {
     /// - Returns: false when a header was refused.
     func addHeaders(_ headers: [(String, String)]) -> Bool {
         for (name, value) in headers {
-            if ASCII.caseInsensitiveEquals(name, "content-length")
-                || ASCII.caseInsensitiveEquals(name, "transfer-encoding") {
+            if HTTPBytes.caseInsensitiveEquals(name, "content-length")
+                || HTTPBytes.caseInsensitiveEquals(name, "transfer-encoding") {
                 continue
             }
             // libmicrohttpd refuses an empty value; an empty field (legal, RFC 9110 §5.5) carries

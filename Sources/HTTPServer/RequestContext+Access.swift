@@ -2,6 +2,7 @@ import CMicroHTTPD
 import CShims
 #if canImport(Glibc)
 import Glibc
+import HTTPFields
 #endif
 
 /// The access-handler state machine: head checks, bounded body, handler, delivery.
@@ -65,7 +66,7 @@ extension RequestContext {
         }
         // RFC 9110 §9.1: the method is a token.
         var methodBytes = methodText
-        if !methodBytes.withUTF8({ ASCII.isToken(UnsafeRawBufferPointer($0)) }) {
+        if !methodBytes.withUTF8({ HTTPBytes.isToken(UnsafeRawBufferPointer($0)) }) {
             return refuse(.badRequest("invalid_method", from: remoteAddress), response: core.canned.badRequest)
         }
         let framing: HTTPRequestHead.BodyFraming

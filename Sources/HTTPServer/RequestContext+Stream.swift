@@ -1,6 +1,7 @@
 import CMicroHTTPD
 import CShims
 import KeywardSupport
+import HTTPFields
 
 /// The streamed-response half of ``RequestContext``: the producer's calls
 /// (any thread) and libmicrohttpd's content-reader callback (worker thread).
@@ -10,7 +11,7 @@ extension RequestContext {
     /// already given; the stream is then born closed.
     func startStream(status: Int, headers: [(String, String)]) -> Bool {
         var declaredLength: UInt64?
-        for (name, value) in headers where ASCII.caseInsensitiveEquals(name, "content-length") {
+        for (name, value) in headers where HTTPBytes.caseInsensitiveEquals(name, "content-length") {
             declaredLength = UInt64(value)
         }
         let state = StreamState(highWater: core.configuration.streamHighWaterBytes, declaredLength: declaredLength)

@@ -3,7 +3,7 @@ import KeywardSupport
 /// The requests whose connections are suspended right now.
 ///
 /// libmicrohttpd aborts the process when its daemon is stopped with a
-/// connection still suspended (CLIBS.md), so ``HTTPServer/stop()`` resumes
+/// connection still suspended (`MHD_stop_daemon` asserts there is none), so ``HTTPServer/stop()`` resumes
 /// every member first, and no request may suspend once stopping has begun.
 final class SuspendedConnections: Sendable {
     private struct State {

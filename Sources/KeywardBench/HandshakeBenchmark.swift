@@ -1,6 +1,7 @@
 import DeviceSimulator
 import Foundation
 import Keyward
+import KeywardDemo
 import KeywardCrypto
 import Synchronization
 

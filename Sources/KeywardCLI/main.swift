@@ -1,6 +1,5 @@
-// The `keyward` executable: dispatches to the subcommands of the Keyward module.
+// The `keyward` executable: dispatches to its subcommands (`KeywardCommand`).
 import Foundation
-import Keyward
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 exit(KeywardCommand.run(arguments))

@@ -4,7 +4,7 @@
 /// and a detail for people. Neither ever contains a token, a key, an access token or a body:
 /// details name fields and Google's verdict labels only.
 ///
-/// The case tells the server which API error to answer (DESIGN.md §2):
+/// The case tells the server which API error to answer:
 /// - ``rejected(reason:detail:)``: the device's token or verdict is refused → 401 `attestation_invalid`.
 /// - ``googleUnavailable(reason:detail:)``: Google unreachable, 5xx or over quota → 502 `upstream_error`.
 /// - ``misconfigured(reason:detail:)``: Keyward's own keys or service account are wrong, or Google refused

@@ -1,4 +1,4 @@
-/// The claims Keyward puts in a session token (DESIGN.md §2; RFC 7519 §4.1).
+/// The claims Keyward puts in a session token (RFC 7519 §4.1).
 public struct SessionClaims: Sendable, Equatable {
     /// `iss`: the deployment's issuer string.
     public var iss: String

@@ -1,5 +1,5 @@
 /// Why a session token was refused or could not be made. ``reason`` is the stable slug that goes
-/// to logs and metrics; clients only ever see `session_invalid` (DESIGN.md §2).
+/// to logs and metrics; clients only ever see `session_invalid`.
 public struct SessionError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Every refusal, by slug.
     public enum Kind: String, Sendable, CaseIterable {

@@ -4,9 +4,9 @@ import KeywardCrypto
 /// RFC 7518 §3.4) with the key set's active key.
 ///
 /// Header `{"alg":"ES256","typ":"JWT","kid":…}`; claims `{"iss","sub","plat","iat","exp"}`
-/// (DESIGN.md §2). Thread-safe; signing costs one ECDSA P-256 signature.
+/// (README, "API"). Thread-safe; signing costs one ECDSA P-256 signature.
 public final class SessionIssuer: Sendable {
-    /// Session lifetime bounds, seconds (DESIGN.md §3).
+    /// Session lifetime bounds, seconds (one minute to one day).
     public static let ttlRange: ClosedRange<Int64> = 60...86_400
 
     private let keys: SessionKeySet

@@ -1,4 +1,4 @@
-/// Opens the store a `keyward.toml` `store` URL names (DESIGN.md §3).
+/// Opens the store a `keyward.toml` `store` URL names.
 ///
 /// - `sqlite:///absolute/path.db` or `sqlite://relative/path.db` (everything after `sqlite://` is the path);
 /// - `postgres://…` or `postgresql://…`, a libpq connection URI handed to `PostgresStore` as is.

@@ -1,5 +1,5 @@
 /// Keyward's durable state: single-use challenges, attested devices and their counters,
-/// rate-limit logs and daily budgets (DESIGN.md §4, issues 3–5).
+/// rate-limit logs and daily budgets (docs/ARCHITECTURE.md, "The store").
 ///
 /// Every state change that can race is one conditional write (or, for rate limits, one write
 /// transaction serialized per key), so several Keyward threads or instances sharing one database
@@ -75,7 +75,7 @@ public protocol Store: Sendable {
     /// - Throws: `.invalidInput` (`rate_window`) for a window with a non-positive duration or a negative limit.
     func consumeRate(key: String, limits: [RateWindow], nowMillis: Int64) throws(StoreError) -> RateDecision
 
-    /// Spends one unit of a per-key daily budget (the Play Integrity decode budget, issue 5) in one
+    /// Spends one unit of a per-key daily budget (the Play Integrity decode budget per device) in one
     /// conditional upsert: true while fewer than `limit` units were spent for `key` on `day`
     /// (days since the unix epoch, chosen by the caller), false once the budget is used up.
     func consumeBudget(key: String, day: Int64, limit: Int) throws(StoreError) -> Bool

@@ -1,5 +1,6 @@
 import CCurl
 import CShims
+import HTTPFields
 
 /// Builds one easy handle for one request (https://curl.se/libcurl/c/curl_easy_setopt.html).
 ///
@@ -26,7 +27,7 @@ enum EasyHandleSetup {
         let afterScheme = request.url.utf8.drop { $0 != UInt8(ascii: ":") }.dropFirst(3)
         let authority = afterScheme.prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
         guard !authority.contains(UInt8(ascii: "@")) else { throw .invalidRequest("URL carries userinfo") }
-        guard HTTPToken.isToken(request.method) else { throw .invalidRequest("method is not a token") }
+        guard HTTPBytes.isToken(request.method) else { throw .invalidRequest("method is not a token") }
         let isHead = request.method == "HEAD"
         if isHead && !request.body.isEmpty { throw .invalidRequest("HEAD with a body") }
         // RFC 9110 §8.6: send Content-Length when the method defines content, even if it is empty.

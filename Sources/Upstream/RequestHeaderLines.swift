@@ -1,3 +1,5 @@
+import HTTPFields
+
 /// Turns a request's header fields into libcurl's CURLOPT_HTTPHEADER lines.
 ///
 /// libcurl sends custom lines in the order given, and replaces its own field when a line names it.
@@ -18,7 +20,7 @@ enum RequestHeaderLines {
         lines.reserveCapacity(headers.count + 3)
         var hasAccept = false, hasExpect = false, hasContentType = false
         for (name, value) in headers {
-            guard HTTPToken.isToken(name) else { throw .invalidRequest("header name is not a token") }
+            guard HTTPBytes.isToken(name) else { throw .invalidRequest("header name is not a token") }
             guard !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) else {
                 throw .invalidRequest("header value contains CR, LF or NUL")
             }

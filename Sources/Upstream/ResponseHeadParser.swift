@@ -1,3 +1,5 @@
+import HTTPFields
+
 /// Assembles the final response head from the header lines libcurl hands over one by one
 /// (CURLOPT_HEADERFUNCTION: every status line and header line of every response, 1xx included,
 /// then the blank line ending each head, then any chunked trailers).
@@ -65,7 +67,7 @@ struct ResponseHeadParser {
             throw .protocolError("field line without a colon")
         }
         let name = line[line.startIndex..<colon]
-        guard !name.isEmpty, name.allSatisfy(HTTPToken.isTokenByte) else {
+        guard !name.isEmpty, name.allSatisfy(HTTPBytes.isTokenByte) else {
             throw .protocolError("invalid field name")
         }
         let value = Self.trimmingOWS(line[(colon + 1)...])
@@ -78,10 +80,10 @@ struct ResponseHeadParser {
     /// in each) must be digits and all the same number; anything else is invalid framing, which a
     /// proxy answers with 502 rather than guess a body length (libcurl would take the last one).
     private static func checkFraming(_ headers: [(String, String)]) throws(UpstreamError) {
-        if headers.contains(where: { HTTPToken.equalsIgnoringCase($0.0, "transfer-encoding") }) { return }
+        if headers.contains(where: { HTTPBytes.equalsIgnoringCase($0.0, staticLowercased: "transfer-encoding") }) { return }
         var length: UInt64?
         for (name, value) in headers {
-            guard HTTPToken.equalsIgnoringCase(name, "content-length") else { continue }
+            guard HTTPBytes.equalsIgnoringCase(name, staticLowercased: "content-length") else { continue }
             // Each comma-separated item: OWS digits OWS, all items the same number.
             var item: UInt64 = 0
             var digits = 0

@@ -1,6 +1,6 @@
 /// Why an upstream transfer did not end cleanly.
 ///
-/// The proxy maps these to DESIGN.md §2: before the response head, `connect` and `protocolError`
+/// The proxy maps these to API errors: before the response head, `connect` and `protocolError`
 /// answer 502 `upstream_error` and `timeout` answers 504 `upstream_timeout`; after the head the
 /// client's stream is cut. No case carries a URL, header or body, so an error may be logged as is.
 public enum UpstreamError: Error, Sendable, Equatable {

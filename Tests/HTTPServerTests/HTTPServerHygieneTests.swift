@@ -1,4 +1,5 @@
 import Foundation
+import HTTPFields
 @testable import HTTPServer
 import XCTest
 
@@ -137,8 +138,8 @@ final class HTTPServerHygieneTests: XCTestCase {
     }
 
     func testFieldNameAndValueCharacterClasses() {
-        func token(_ text: String) -> Bool { Array(text.utf8).withUnsafeBytes { ASCII.isToken($0) } }
-        func value(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBytes { ASCII.isFieldValue($0) } }
+        func token(_ text: String) -> Bool { Array(text.utf8).withUnsafeBytes { HTTPBytes.isToken($0) } }
+        func value(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBytes { HTTPBytes.isFieldValue($0) } }
         XCTAssertTrue(token("X-Keyward-Assertion"))
         XCTAssertTrue(token("!#$%&'*+-.^_`|~09azAZ"))
         for bad in ["", "Content-Length ", "X A", "X:A", "X\u{1}", "Ä", "X(A)", "X\"A"] {

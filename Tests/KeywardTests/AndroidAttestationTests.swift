@@ -3,6 +3,7 @@ import Foundation
 import HTTPServer
 import KeywardCrypto
 @testable import Keyward
+import KeywardDemo
 import PlayIntegrity
 import Store
 import Synchronization

@@ -2,6 +2,7 @@ import DeviceSimulator
 import Foundation
 import HTTPServer
 @testable import Keyward
+import KeywardDemo
 import KeywardCrypto
 import PlayIntegrity
 import ProviderRegistry
@@ -282,7 +283,7 @@ final class AndroidEndToEndTests: XCTestCase {
 }
 
 extension AndroidEndToEndTests {
-    /// Each verdict rule of issue 5, broken alone in a correctly signed classic token: 401
+    /// Each verdict rule, broken alone in a correctly signed classic token: 401
     /// `attestation_invalid` to the client, the rule's slug in the log.
     func testEveryVerdictRefusalIsOneOpaqueCodeOverHTTP() throws {
         let env = try start(.classic)

@@ -1,10 +1,11 @@
 import Foundation
 import Keyward
+import KeywardDemo
 import KeywardCrypto
 import Upstream
 import XCTest
 
-/// The `keyward` executable as operators and newcomers use it (issue 6).
+/// The `keyward` executable as operators and newcomers use it.
 final class CommandLineTests: XCTestCase {
     func testDemoRunsEveryStepAndStreamsEventsSeparately() throws {
         let result = try KeywardBinary.run(["demo"], timeout: 120)

@@ -1,11 +1,12 @@
 import Foundation
 import Keyward
+import KeywardDemo
 import KeywardCrypto
 import Synchronization
 import XCTest
 
 /// A platform switched off answers 501 and is not "down"; a store that is down answers 503 with
-/// `Retry-After`, and everything works again once it is back (DESIGN.md §2, §6).
+/// `Retry-After`, and everything works again once it is back.
 final class DegradedModeTests: XCTestCase {
     func testUnconfiguredPlatformsAnswerNotImplementedAndReadinessStaysGreen() throws {
         let env = try TestDeployment(settings: { $0.apple = nil })

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import Keyward
+import KeywardDemo
 import XCTest
 
 /// An upstream answer with an empty header field (legal, RFC 9110 §5.5) still reaches the client.

@@ -1,10 +1,11 @@
 import Foundation
 import Keyward
+import KeywardDemo
 import KeywardCrypto
 import Store
 import XCTest
 
-/// The iOS handshake over loopback HTTP with the simulator (issue 3).
+/// The iOS handshake over loopback HTTP with the simulator.
 final class HandshakeEndToEndTests: XCTestCase {
     var env: TestDeployment!
 
@@ -24,7 +25,7 @@ final class HandshakeEndToEndTests: XCTestCase {
         let secondToken = try XCTUnwrap(assertJSON["token"] as? String)
         XCTAssertNotEqual(firstToken, secondToken)
 
-        // The JWT names the device: sub = hex(key id), plat = ios (DESIGN.md §2).
+        // The JWT names the device: sub = hex(key id), plat = ios.
         let claims = try jwtClaims(secondToken)
         XCTAssertEqual(claims["sub"] as? String, Hex.encode(device.keyID))
         XCTAssertEqual(claims["plat"] as? String, "ios")

@@ -2,6 +2,8 @@ import DeviceSimulator
 import Foundation
 import KeywardCrypto
 @testable import Keyward
+@testable import KeywardCLI
+import KeywardDemo
 import XCTest
 
 /// `keyward inspect integrity`: each policy check printed, exit 0 valid / 1 invalid / usage errors thrown (exit 2).

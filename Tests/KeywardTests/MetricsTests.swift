@@ -1,8 +1,9 @@
 import Foundation
 import Keyward
+import KeywardDemo
 import XCTest
 
-/// The admin listener's `/metrics` (Prometheus text format 0.0.4) moves with the traffic (issue 6).
+/// The admin listener's `/metrics` (Prometheus text format 0.0.4) moves with the traffic.
 final class MetricsTests: XCTestCase {
     func testMetricsParseAsPrometheusTextAndCountTheTraffic() throws {
         let env = try TestDeployment(chatOptions: "rate_limit = { per_minute = 2 }")

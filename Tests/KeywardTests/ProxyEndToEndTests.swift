@@ -1,10 +1,11 @@
 import Foundation
 import Keyward
+import KeywardDemo
 import KeywardCrypto
 import Synchronization
 import XCTest
 
-/// The proxy over loopback: a simulated device's session, Keyward, and a fake provider (issue 4).
+/// The proxy over loopback: a simulated device's session, Keyward, and a fake provider.
 final class ProxyEndToEndTests: XCTestCase {
     var env: TestDeployment!
 

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import Keyward
+import KeywardDemo
 import Synchronization
 import XCTest
 

@@ -1,5 +1,6 @@
 import Foundation
 import Keyward
+import KeywardDemo
 import XCTest
 
 /// Answers a provider frames badly or oddly: the client gets either a correctly framed answer or

@@ -1,5 +1,6 @@
 import Foundation
 import Keyward
+import KeywardDemo
 import KeywardCrypto
 import XCTest
 

@@ -1,12 +1,13 @@
 import DeviceSimulator
 import Foundation
 import Keyward
+import KeywardDemo
 import KeywardCrypto
 import ProviderRegistry
 import XCTest
 
 /// Providers with `require_assertion = true`: every request signed by the device's App Attest key
-/// over METHOD, path?query, SHA-256 of the body and a timestamp (DESIGN.md §2).
+/// over METHOD, path?query, SHA-256 of the body and a timestamp.
 final class RequestAssertionTests: XCTestCase {
     var env: TestDeployment!
     let clock = ManualTimeSource(seconds: 1_900_000_000)

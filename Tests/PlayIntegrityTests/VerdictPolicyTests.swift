@@ -2,7 +2,7 @@ import KeywardCrypto
 import PlayIntegrity
 import XCTest
 
-/// The verdict policy of issue 5, one rule at a time on an otherwise valid verdict.
+/// The verdict policy, one rule at a time on an otherwise valid verdict.
 final class VerdictPolicyTests: XCTestCase {
     typealias F = VerdictFixture
 

@@ -1,5 +1,6 @@
 import XCTest
 @testable import ProviderRegistry
+@testable import TOMLDecoding
 
 /// Seeded pseudo-random inputs (SplitMix64): the same cases on every run, thousands of them.
 private struct SplitMix64 {

@@ -1,3 +1,4 @@
+import HTTPFields
 import XCTest
 @testable import ProviderRegistry
 
@@ -17,7 +18,7 @@ final class ProviderRegistryLoadingTests: XCTestCase {
         XCTAssertEqual(openai.rateLimit, RateLimit(perMinute: 20, perDay: 500))
 
         let anthropic = try XCTUnwrap(registry.provider(named: "anthropic"))
-        XCTAssertEqual(anthropic.extraHeaders, [HeaderField(name: "anthropic-version", value: "2023-06-01")])
+        XCTAssertEqual(anthropic.extraHeaders, [HTTPField(name: "anthropic-version", value: "2023-06-01")])
         XCTAssertEqual(anthropic.maxBodyBytes, 262_144)
 
         let gemini = try XCTUnwrap(registry.provider(named: "gemini"))

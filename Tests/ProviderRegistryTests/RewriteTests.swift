@@ -1,5 +1,6 @@
 import XCTest
 @testable import ProviderRegistry
+import TOMLDecoding
 
 final class RequestRewriteTests: XCTestCase {
     private let key = "sk-test-123"

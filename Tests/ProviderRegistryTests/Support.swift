@@ -1,5 +1,6 @@
 import XCTest
 @testable import ProviderRegistry
+import TOMLDecoding
 
 /// The repository root, from this file's location (Tests/ProviderRegistryTests/Support.swift).
 func repositoryRoot(_ file: String = #filePath) -> String {

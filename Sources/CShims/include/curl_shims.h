@@ -1,6 +1,6 @@
 #pragma once
 // Typed wrappers over libcurl's variadic setters and its function-like macros, which Swift cannot
-// call (CLIBS.md). Each wrapper passes exactly the argument type the option documents
+// call (libcurl's setopt functions are variadic, and Swift cannot call a C variadic function). Each wrapper passes exactly the argument type the option documents
 // (https://curl.se/libcurl/c/curl_easy_setopt.html), so the variadic call is well-typed.
 // Owner: Upstream.
 #include <curl/curl.h>

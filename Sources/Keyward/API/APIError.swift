@@ -1,4 +1,4 @@
-/// The one error a client ever sees: DESIGN.md §2's table, in one place.
+/// The one error a client ever sees: the API's error table (README, "API"), in one place.
 ///
 /// A client gets `{"error": "<code>"}` with the status below and never learns which check failed;
 /// the specific reason slug travels alongside for the log and metrics only.

@@ -1,9 +1,9 @@
-/// Why `/v1/attest/android` refused, as DESIGN.md §2's client code plus the reason slug for the log.
+/// Why `/v1/attest/android` refused, as the API's client code plus the reason slug for the log.
 ///
 /// `code.rawValue` is the API error code, so the server maps it with `APIErrorCode(rawValue:)`.
 /// The slug is PlayIntegrity's (`timestamp_stale`, `jws_signature_invalid`, …) or one named here.
 public struct AndroidAttestFailure: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The client-facing code; `rawValue` is DESIGN.md §2's `error` string.
+    /// The client-facing code; `rawValue` is the API's `error` string.
     public enum Code: String, Sendable, Equatable {
         case badRequest = "bad_request"
         case attestationInvalid = "attestation_invalid"

@@ -1,6 +1,6 @@
 import KeywardCrypto
 
-/// A `/v1/attest/android` request whose fields passed the checks that cost nothing (DESIGN.md §6:
+/// A `/v1/attest/android` request whose fields passed the checks that cost nothing (
 /// lengths before the store, the challenge spent before any cryptography or Google call).
 public struct AndroidAttestRequest: Sendable, Equatable {
     /// The integrity token as sent (at most 16 KiB). Never logged.
@@ -9,10 +9,10 @@ public struct AndroidAttestRequest: Sendable, Equatable {
     public let installID: String
     /// The configured package this request is for.
     public let packageName: String
-    /// `hex(SHA256(package_name ‖ install_id))`, 64 lowercase hex characters (DESIGN.md §2).
+    /// `hex(SHA256(package_name ‖ install_id))`, 64 lowercase hex characters.
     public let deviceID: String
 
-    /// Longest accepted integrity token, bytes (issue 5).
+    /// Longest accepted integrity token, bytes (16 KiB; longer ones are refused before they cost anything).
     public static let maximumTokenLength = 16 * 1024
 
     /// - Parameters:
@@ -43,7 +43,7 @@ public struct AndroidAttestRequest: Sendable, Equatable {
         self.deviceID = Self.deviceID(packageName: package, installID: installID)
     }
 
-    /// `hex(SHA256(UTF-8(package_name) ‖ UTF-8(install_id)))` (DESIGN.md §2).
+    /// `hex(SHA256(UTF-8(package_name) ‖ UTF-8(install_id)))`: stable per install, and no device identifier of Google's.
     public static func deviceID(packageName: String, installID: String) -> String {
         Hex.encode(SHA256.hash(Array(packageName.utf8) + Array(installID.utf8)))
     }

@@ -5,7 +5,7 @@ import Store
 /// route validates the body with ``request(integrityToken:installID:packageName:)``, spends the
 /// challenge, then calls ``verify(_:challenge:nowMillis:store:)`` and registers the device it returns.
 ///
-/// Verification order (issue 5):
+/// Verification order (cheapest and least shared first):
 /// - classic: decrypt + verify the token locally → verdict policy.
 /// - standard: Keyward's OAuth token → the device's daily decode budget → `decodeIntegrityToken` →
 ///   verdict policy. The budget is spent only once Keyward's own token is in hand, so Keyward's

@@ -1,4 +1,4 @@
-/// The Android secrets, which never live in `keyward.toml` (DESIGN.md §3): what each integrity mode needs.
+/// The Android secrets, which never live in `keyward.toml` (a file meant to be checked in): what each integrity mode needs.
 public enum AndroidSecrets: Sendable {
     /// Standard mode: returns the service-account key file's JSON bytes (from the environment or a
     /// file); called on every OAuth token fetch, so a rotated key is read again without a restart.

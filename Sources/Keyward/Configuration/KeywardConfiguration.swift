@@ -1,6 +1,7 @@
 import ProviderRegistry
+import TOMLDecoding
 
-/// keyward.toml, validated (DESIGN.md §3). Every setting has a default except the platforms: a
+/// keyward.toml, validated. Every setting has a default except the platforms: a
 /// platform whose settings are all absent is off (its routes answer 501), one that is half-set stops
 /// start-up. Secrets are never here: they come from the environment or credential files.
 public struct KeywardConfiguration: Sendable, Equatable {

@@ -1,3 +1,5 @@
+import TOMLDecoding
+
 /// keyward.toml as written, before validation (plain TOML types; absent = default).
 /// CodingKeys are `CaseIterable` so unknown keys get a "did you mean" hint.
 struct KeywardConfigurationFile: Decodable {

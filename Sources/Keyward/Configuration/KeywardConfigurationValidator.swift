@@ -1,9 +1,10 @@
 import AppAttest
 import PlayIntegrity
 import ProviderRegistry
+import TOMLDecoding
 
 /// Turns `KeywardConfigurationFile` into `KeywardConfiguration`, collecting every problem with its
-/// file, line and key (DESIGN.md §3 ranges, half-configured platforms, URL and address forms).
+/// file, line and key (ranges, half-configured platforms, URL and address forms).
 struct KeywardConfigurationValidator {
     let document: TOMLDocument
     private(set) var errors: [ConfigError] = []

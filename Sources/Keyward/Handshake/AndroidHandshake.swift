@@ -4,7 +4,7 @@ import Sessions
 import Store
 import Upstream
 
-/// The Android handshake (`POST /v1/attest/android`, DESIGN.md §2): a Play Integrity verdict bound
+/// The Android handshake (`POST /v1/attest/android`): a Play Integrity verdict bound
 /// to a fresh challenge and the app's install id → a session for hex(SHA256(package ‖ install_id)).
 public final class AndroidHandshake: Sendable {
     let attestation: AndroidAttestation
@@ -15,7 +15,7 @@ public final class AndroidHandshake: Sendable {
     /// - Throws: `bad_request` (body, token over 16 KiB, install id), `challenge_invalid`,
     ///   `attestation_invalid` (verdict refused), `rate_limited` (daily decode budget),
     ///   `forbidden` (device revoked), `upstream_error` (Google), `internal_error`, `unavailable`.
-    func attest(body: [UInt8], service: KeywardService, context: RequestContext) throws(APIError) -> String {
+    func attest(body: [UInt8], service: KeywardService, context: RequestRecord) throws(APIError) -> String {
         context.update { $0.platform = "android" }
         let fields = try HandshakeBody.decode(AndroidAttestBody.self, from: body)
         let request: AndroidAttestRequest
@@ -46,7 +46,7 @@ public final class AndroidHandshake: Sendable {
         return try service.grantSession(deviceID: request.deviceID, platform: .android, context: context)
     }
 
-    /// DESIGN.md §2's error for an Android refusal; `Retry-After` on the budget's 429.
+    /// The API error for an Android refusal; `Retry-After` on the budget's 429.
     static func apiError(_ failure: AndroidAttestFailure) -> APIError {
         if failure.code == .rateLimited {
             return .rateLimited(reason: failure.reason, retryAfterSeconds: failure.retryAfterSeconds ?? 3600)
@@ -57,14 +57,17 @@ public final class AndroidHandshake: Sendable {
 }
 
 /// Builds the Android handshake `keyward.toml` asks for, with its secrets.
-enum AndroidAssembly {
-    static let serviceAccountSecret = "KEYWARD_GOOGLE_SERVICE_ACCOUNT"
-    static let decryptionKeySecret = "KEYWARD_PLAY_DECRYPTION_KEY"
-    static let verificationKeySecret = "KEYWARD_PLAY_VERIFICATION_KEY"
+public enum AndroidAssembly {
+    /// Standard mode: the Google service account's JSON key file (its content).
+    public static let serviceAccountSecret = "KEYWARD_GOOGLE_SERVICE_ACCOUNT"
+    /// Classic mode: the base64 AES-256 response decryption key from Play Console.
+    public static let decryptionKeySecret = "KEYWARD_PLAY_DECRYPTION_KEY"
+    /// Classic mode: the base64 SubjectPublicKeyInfo response verification key from Play Console.
+    public static let verificationKeySecret = "KEYWARD_PLAY_VERIFICATION_KEY"
 
     /// Nil when Android is not configured (its route answers 501).
     /// - Throws: `ServiceAssembly.Problem` naming a missing secret or a refused key.
-    static func handshake(
+    public static func handshake(
         _ configuration: KeywardConfiguration, secrets: SecretSource, upstream: UpstreamClient
     ) throws(ServiceAssembly.Problem) -> AndroidHandshake? {
         guard let settings = configuration.android else { return nil }

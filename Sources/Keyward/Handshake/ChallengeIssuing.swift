@@ -17,7 +17,7 @@ extension KeywardService {
     }
 
     /// Spends a challenge sent by a client: decoded and length-checked before the store is touched,
-    /// then spent by one conditional write that also checks expiry (DESIGN.md §6). Called before
+    /// then spent by one conditional write that also checks expiry, so two racing spends cannot both win. Called before
     /// any cryptography, so a challenge buys exactly one verification attempt.
     /// - Returns: the challenge's raw bytes.
     /// - Throws: `challenge_invalid` (malformed, unknown, expired or already spent), `unavailable`.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The JSON bodies of the handshake routes (DESIGN.md §2). Fields are strings on the wire;
+/// The JSON bodies of the handshake routes (README, "API"). Fields are strings on the wire;
 /// base64 fields accept either alphabet, padded or not.
 
 /// `POST /v1/attest/ios`: `key_id` (base64, 32 bytes), `attestation` (base64 CBOR),

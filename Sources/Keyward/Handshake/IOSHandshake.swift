@@ -15,7 +15,7 @@ extension KeywardService {
     /// the device (id = hex(key_id)) with counter 0, and grant a session.
     /// - Throws: `bad_request`, `challenge_invalid`, `attestation_invalid`, `forbidden` (the key was
     ///   registered and revoked), `not_implemented` (iOS not configured), `unavailable`.
-    func attestIOS(body: [UInt8], context: RequestContext) throws(APIError) -> String {
+    func attestIOS(body: [UInt8], context: RequestRecord) throws(APIError) -> String {
         guard let verifier = attestationVerifier else { throw APIError(.notImplemented, reason: "ios_not_configured") }
         context.update { $0.platform = "ios" }
         let request = try HandshakeBody.decode(IOSAttestBody.self, from: body)
@@ -55,7 +55,7 @@ extension KeywardService {
     /// advance its counter by compare-and-set, and grant a session.
     /// - Throws: `bad_request`, `challenge_invalid`, `attestation_invalid` (bad signature, replayed
     ///   counter, unknown key), `forbidden` (revoked), `not_implemented`, `unavailable`.
-    func assertIOS(body: [UInt8], context: RequestContext) throws(APIError) -> String {
+    func assertIOS(body: [UInt8], context: RequestRecord) throws(APIError) -> String {
         guard let verifier = assertionVerifier else { throw APIError(.notImplemented, reason: "ios_not_configured") }
         context.update { $0.platform = "ios" }
         let request = try HandshakeBody.decode(IOSAssertBody.self, from: body)
@@ -71,7 +71,7 @@ extension KeywardService {
 
     /// An App Attest key id (base64, 32 bytes) and the device id it names, hex(key id).
     /// - Throws: `bad_request` `key_id_malformed`.
-    func decodeKeyID(_ text: String, context: RequestContext) throws(APIError) -> (keyID: [UInt8], deviceID: String) {
+    func decodeKeyID(_ text: String, context: RequestRecord) throws(APIError) -> (keyID: [UInt8], deviceID: String) {
         guard text.utf8.count <= 64, let keyID = Base64.decode(text), keyID.count == 32 else {
             throw APIError(.badRequest, reason: "key_id_malformed")
         }

@@ -2,8 +2,8 @@ import Sessions
 
 extension KeywardService {
     /// Signs a session for `deviceID` and renders `{"token": "<JWT>", "expires_at": <unix seconds>}`
-    /// (DESIGN.md §2). The token itself never reaches a log.
-    func grantSession(deviceID: String, platform: SessionPlatform, context: RequestContext) throws(APIError) -> String {
+    /// (README, "API"). The token itself never reaches a log.
+    func grantSession(deviceID: String, platform: SessionPlatform, context: RequestRecord) throws(APIError) -> String {
         let session: (token: String, expiresAt: Int64)
         do {
             session = try sessionIssuer.issue(deviceID: deviceID, platform: platform, now: time.nowSeconds())

@@ -1,7 +1,7 @@
 /// One JSON log line, built field by field without Foundation (it sits on the request path).
 ///
 /// Only identifiers, codes, slugs and numbers go in: never bodies, keys, tokens or attestation
-/// blobs (DESIGN.md §6). Field order is insertion order, which keeps lines easy to read.
+/// blobs. Field order is insertion order, which keeps lines easy to read.
 public struct LogLine: Sendable {
     private var text: String
 
@@ -44,7 +44,7 @@ public struct LogLine: Sendable {
     public var rendered: String { text + "}" }
 
     /// Appends `value` as a JSON string (RFC 8259 §7): quotes, backslashes and control characters escaped.
-    static func appendQuoted(_ value: String, to text: inout String) {
+    package static func appendQuoted(_ value: String, to text: inout String) {
         text.append("\"")
         // Almost every value (ids, slugs, route and provider names) needs no escaping: append it whole.
         if !value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {

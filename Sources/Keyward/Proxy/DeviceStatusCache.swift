@@ -3,7 +3,7 @@ import Synchronization
 /// Remembers, per device, that the store said "registered and not revoked" and when.
 ///
 /// Proxied requests would otherwise read the store once each; with this, a device costs one read
-/// per `ttlMillis`, which is also how long a revocation can take to bite (issue 4: within 60 s).
+/// per `ttlMillis`, which is also how long a revocation can take to bite (it must stay within 60 s).
 /// Bounded: when full, the table is cleared (the next requests simply ask the store again).
 final class DeviceStatusCache: Sendable {
     private let ttlMillis: Int64

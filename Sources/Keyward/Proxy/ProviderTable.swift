@@ -1,5 +1,6 @@
 import ProviderRegistry
 import Synchronization
+import TOMLDecoding
 
 /// The provider registry in force and the key of each provider, swapped whole on reload.
 ///

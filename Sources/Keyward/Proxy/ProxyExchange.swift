@@ -46,7 +46,7 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
 
     private let service: KeywardService
     private let writer: ResponseWriter
-    private let context: RequestContext
+    private let context: RequestRecord
     private let providerName: String
     private let method: String
     private let credential: ProviderCredential
@@ -54,7 +54,7 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
     private let state = Mutex(State())
 
     init(
-        service: KeywardService, writer: ResponseWriter, context: RequestContext, providerName: String, method: String,
+        service: KeywardService, writer: ResponseWriter, context: RequestRecord, providerName: String, method: String,
         credential: ProviderCredential
     ) {
         self.service = service

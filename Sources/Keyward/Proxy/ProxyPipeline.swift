@@ -5,11 +5,11 @@ import Sessions
 import Store
 import Upstream
 
-/// `ANY /p/<provider>/<path>`: the proxy's phases, in DESIGN.md §1's order. Each phase is one
+/// `ANY /p/<provider>/<path>`: the proxy's phases, in order. Each phase is one
 /// function; the first to refuse throws and ends the request with its `APIError`.
 extension KeywardService {
     func proxy(
-        _ head: HTTPRequestHead, body: [UInt8], writer: ResponseWriter, context: RequestContext, upstream: UpstreamClient
+        _ head: HTTPRequestHead, body: [UInt8], writer: ResponseWriter, context: RequestRecord, upstream: UpstreamClient
     ) {
         do throws(APIError) {
             let snapshot = providers.current
@@ -58,7 +58,7 @@ extension KeywardService {
     // MARK: route
 
     /// The provider named by the path. - Throws: `not_found` for an unknown one.
-    func routeProvider(_ head: HTTPRequestHead, snapshot: ProviderTable.Snapshot, context: RequestContext) throws(APIError) -> Provider {
+    func routeProvider(_ head: HTTPRequestHead, snapshot: ProviderTable.Snapshot, context: RequestRecord) throws(APIError) -> Provider {
         guard let name = ProxyPath.splitProxyRoute(head.path)?.provider,
               let provider = snapshot.registry.provider(named: name)
         else { throw APIError(.notFound, reason: "provider_unknown") }
@@ -71,7 +71,7 @@ extension KeywardService {
     /// The session of `Authorization: Bearer <token>` (RFC 6750 §2.1), verified without the store
     /// (its device's status is `confirmDevice`'s, unless recently confirmed).
     /// - Throws: `session_invalid`.
-    func authenticate(_ head: HTTPRequestHead, context: RequestContext) throws(APIError) -> SessionClaims {
+    func authenticate(_ head: HTTPRequestHead, context: RequestRecord) throws(APIError) -> SessionClaims {
         // Exactly one Authorization field: with two, which one a later hop reads is anyone's guess.
         // (The scheme is letters only: OR-ing 0x20 lowercases A–Z and maps nothing else onto a–z.)
         guard let authorization = head.onlyHeader("authorization"), authorization.utf8.count > 7,
@@ -133,7 +133,7 @@ extension KeywardService {
     /// without blocking: `then` runs once the admission is durable (on whichever thread made it
     /// so); a refusal answers 429 with `Retry-After`, a store failure or deadline 503.
     func limitRate(
-        provider: Provider, deviceID: String, writer: ResponseWriter, context: RequestContext,
+        provider: Provider, deviceID: String, writer: ResponseWriter, context: RequestRecord,
         then: @escaping @Sendable () -> Void
     ) {
         var windows: [RateWindow] = []
@@ -153,7 +153,7 @@ extension KeywardService {
         }
     }
 
-    /// Per-request App Attest assertion (DESIGN.md §2): `X-Keyward-Assertion` (base64) over the
+    /// Per-request App Attest assertion: `X-Keyward-Assertion` (base64) over the
     /// clientData `METHOD \n path?query \n b64url(SHA256(body)) \n timestamp`, the timestamp within
     /// ±60 s of now, the counter moved by compare-and-set.
     func checkRequestAssertion(_ head: HTTPRequestHead, body: [UInt8], claims: SessionClaims) throws(APIError) {

@@ -10,15 +10,15 @@ import Upstream
 
 /// The application: every request on the public listener passes through here.
 ///
-/// Phases, in order (DESIGN.md §1): route → authenticate → authorize (allowlist, limits) →
+/// Phases, in order: route → authenticate → authorize (allowlist, limits) →
 /// rewrite request → upstream → rewrite response headers → stream body → log. A phase that
 /// refuses throws one `APIError`; nothing later runs, and `finish` logs and counts every outcome
 /// in one place.
 public final class KeywardService: Sendable {
-    let settings: ServiceSettings
+    package let settings: ServiceSettings
     let store: any Store
     /// The store as requests use it: every operation off the event loops, each with a deadline.
-    let asyncStore: AsyncStore
+    public let asyncStore: AsyncStore
     let time: any TimeSource
     let logger: Logger
     /// The counters and histogram `/metrics` renders; tests read them.
@@ -102,7 +102,7 @@ public final class KeywardService: Sendable {
     /// - Parameter upstream: the client that forwards proxied requests: the one whose thread runs
     ///   the calling listener (sharded serving, see ``KeywardServer``), else the service's own.
     public func handle(_ head: HTTPRequestHead, body: [UInt8], writer: ResponseWriter, upstream: UpstreamClient? = nil) {
-        let context = RequestContext(id: requestIDs.next(), startMillis: time.nowMillis(), method: head.method)
+        let context = RequestRecord(id: requestIDs.next(), startMillis: time.nowMillis(), method: head.method)
         let path = head.path
         if path.hasPrefix("/p/") {
             context.update { $0.route = "proxy" }
@@ -193,7 +193,7 @@ public final class KeywardService: Sendable {
     /// Runs a handshake's work (store calls, attestation checks) on the store executor and answers
     /// with its JSON or its error; past the store deadline, 503 `unavailable` with `Retry-After`.
     func answerOffLoop(
-        _ writer: ResponseWriter, _ context: RequestContext, operation: String,
+        _ writer: ResponseWriter, _ context: RequestRecord, operation: String,
         _ work: @escaping @Sendable () throws(APIError) -> String
     ) {
         asyncStore.run({ _ in
@@ -244,7 +244,7 @@ public final class KeywardService: Sendable {
 
     // MARK: - Respond and log
 
-    func respondJSON(_ writer: ResponseWriter, _ context: RequestContext, status: Int, _ json: String) {
+    func respondJSON(_ writer: ResponseWriter, _ context: RequestRecord, status: Int, _ json: String) {
         guard context.markFinished(status: status) else { return }
         // Logged before answering, so whoever reads the answer finds its log line already written.
         log(context)
@@ -254,7 +254,7 @@ public final class KeywardService: Sendable {
             body: Array(json.utf8))
     }
 
-    func respondError(_ writer: ResponseWriter, _ context: RequestContext, _ error: APIError) {
+    func respondError(_ writer: ResponseWriter, _ context: RequestRecord, _ error: APIError) {
         context.update { $0.reason = error.reason }
         guard context.markFinished(status: error.code.status) else { return }
         var headers: [(String, String)] = [("Content-Type", "application/json"), ("Cache-Control", "no-store"), ("X-Request-Id", context.id)]
@@ -276,7 +276,7 @@ public final class KeywardService: Sendable {
     }
 
     /// The log phase: one JSON line and the request counter, for every outcome.
-    func log(_ context: RequestContext) {
+    func log(_ context: RequestRecord) {
         let fields = context.snapshot
         var line = logger.line("request")
         line.add("request_id", context.id)

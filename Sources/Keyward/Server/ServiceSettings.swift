@@ -18,12 +18,12 @@ public struct ServiceSettings: Sendable {
     public var handshakeRatePerSecond: Double = 10
     /// The most handshake requests one IP can make at once before the rate applies (tokens, ≥ 1).
     public var handshakeBurst: Int = 20
-    /// Largest handshake body, bytes (DESIGN.md §2: 64 KiB).
+    /// Largest handshake body, bytes (64 KiB: real attestations are about 6 KiB).
     public var handshakeBodyLimit: Int = 64 * 1024
     /// How long a device's "not revoked" answer is trusted before the store is asked again, seconds.
-    /// Bounds how long a revoked device's live session keeps working (issue 4: within 60 s).
+    /// Bounds how long a revoked device's live session keeps working (must stay within 60 s).
     public var revocationCheckSeconds: Int64 = 30
-    /// Per-request assertion timestamps must be within this many seconds of now (DESIGN.md §2).
+    /// Per-request assertion timestamps must be within this many seconds of now.
     public var assertionTimestampSkewSeconds: Int64 = 60
 
     /// The defaults above, with App Attest per `apple` (nil: iOS off).

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Where secrets come from: never the TOML files (DESIGN.md §3).
+/// Where secrets come from: never the TOML files, which are meant to be checked in.
 ///
 /// A secret NAME is looked up, in order, as the environment variable `NAME`, the file named by the
 /// environment variable `NAME_FILE` (Kubernetes secrets, Docker secrets), and the file `NAME` in

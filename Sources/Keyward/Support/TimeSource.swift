@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 /// Where the application reads the time. Every time-dependent decision takes it as a parameter,
-/// so tests pin the clock (DESIGN.md §6).
+/// so tests pin the clock (time-dependent code takes the clock as a parameter).
 public protocol TimeSource: Sendable {
     /// Milliseconds since the Unix epoch.
     func nowMillis() -> Int64

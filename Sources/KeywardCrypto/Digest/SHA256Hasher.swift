@@ -1,7 +1,7 @@
 import COpenSSL
 
 /// Incremental SHA-256 (FIPS 180-4) for data that arrives in pieces, e.g. a request body hashed
-/// while it streams in (DESIGN.md §2: the per-request assertion signs `b64url(SHA256(body))`).
+/// while it streams in (the per-request assertion signs `b64url(SHA256(body))`).
 ///
 /// One hasher per message, used from one thread at a time (not `Sendable`).
 public final class SHA256Hasher {

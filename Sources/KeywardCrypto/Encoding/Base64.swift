@@ -1,7 +1,7 @@
 /// Base64 (RFC 4648 §4) and base64url (RFC 4648 §5) without Foundation.
 ///
-/// Decoding accepts either alphabet (even mixed), with or without `=` padding, as DESIGN.md §2
-/// requires of every base64 field. It is strict otherwise: no whitespace, padding only at the end
+/// Decoding accepts either alphabet (even mixed), with or without `=` padding, as the API
+/// accepts for every base64 field. It is strict otherwise: no whitespace, padding only at the end
 /// and only the amount the length calls for, and the unused low bits of the last symbol must be
 /// zero (RFC 4648 §3.5), so every byte string has exactly one accepted spelling per alphabet and
 /// padding choice.

@@ -6,7 +6,7 @@ import COpenSSL
 /// Policy, in order (each refusal carries an ``X509Error`` reason slug):
 /// 1. The client may not bring an anchor: a leaf or intermediate that is self-issued, or equal
 ///    to the root, is refused, and so is a leaf that is a CA (`chain_untrusted`).
-/// 2. Every certificate's validity period contains `at`, the root's included (DESIGN.md §6;
+/// 2. Every certificate's validity period contains `at`, the root's included (an expired root is refused too;
 ///    RFC 5280 §6.1.3 (a)(2) checks the path, Apple's App Attest step 1 checks the chain).
 /// 3. OpenSSL's X509_verify_cert(3) builds and judges the path (signatures, CA flags, key usage,
 ///    path length, unknown critical extensions) with only the pinned root trusted and

@@ -7,7 +7,7 @@ import KeywardCrypto
 /// integrity verdict"). Only exactly those algorithms are accepted: the header never chooses the key or
 /// weakens the check (no `none`, no `dir`, no unencrypted JWS, no compression, no critical extensions).
 public struct ClassicTokenDecoder: Sendable {
-    /// Longest accepted token, in characters (issue 5: tokens over 16 KiB are refused before they cost anything).
+    /// Longest accepted token, in characters (tokens over 16 KiB are refused before they cost anything).
     public static let maximumTokenLength = 16 * 1024
 
     /// The app's decryption and verification keys.

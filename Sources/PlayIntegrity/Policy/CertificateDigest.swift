@@ -2,7 +2,7 @@ import KeywardCrypto
 
 /// Parses signing-certificate SHA-256 digests written the ways people and Google write them.
 ///
-/// Accepted forms (issue 5): hex, upper or lower case, with or without colons between byte pairs
+/// Accepted forms: hex, upper or lower case, with or without colons between byte pairs
 /// (`keytool -printcert`, Play Console), and base64 or base64url, padded or not (Google's
 /// `certificateSha256Digest` values are base64url). Digests are compared as bytes.
 ///

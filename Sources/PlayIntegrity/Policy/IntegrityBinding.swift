@@ -3,7 +3,7 @@ import KeywardCrypto
 /// The value that ties a Play Integrity token to one Keyward challenge and one app install.
 ///
 /// `binding = SHA-256(challenge ‖ UTF-8(install_id))`, 32 bytes; the app sends it as
-/// `base64url(binding)` without padding in `requestHash` (standard) or `nonce` (classic) — issue 5,
+/// `base64url(binding)` without padding in `requestHash` (standard) or `nonce` (classic),
 /// following Google's advice to bind the request to server state ("Make a standard API request",
 /// requestHash; "Classic request", nonce). Both sides are compared as decoded bytes, never as text.
 public enum IntegrityBinding {

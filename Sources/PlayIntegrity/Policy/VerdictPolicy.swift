@@ -26,7 +26,7 @@ public struct VerdictExpectation: Sendable, Equatable {
 }
 
 /// Keyward's Play Integrity verdict policy: one decoded ``IntegrityVerdict``, a fixed list of named
-/// checks (``VerdictCheck``), each answering passed or failed with a reason slug (issue 5, STYLE.md).
+/// checks (``VerdictCheck``), each answering passed or failed with a reason slug (the slug goes to the log; the client sees only `attestation_invalid`).
 ///
 /// The same policy serves standard and classic tokens. Every missing field reads as "does not vouch".
 public struct VerdictPolicy: Sendable {

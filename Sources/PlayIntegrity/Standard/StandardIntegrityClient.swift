@@ -12,7 +12,7 @@ import Foundation
 /// try policy.verify(verdict, expecting: …, nowMillis: …)
 /// ```
 public final class StandardIntegrityClient: Sendable {
-    /// Longest accepted integrity token, in bytes (issue 5).
+    /// Longest accepted integrity token, in bytes (longer ones are refused before Google is called).
     public static let maximumTokenLength = 16 * 1024
 
     private let endpoints: GoogleEndpoints

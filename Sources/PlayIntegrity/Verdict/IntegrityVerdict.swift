@@ -9,7 +9,7 @@
 /// ```
 /// Every field is optional: a field that is absent, or present with another JSON type, is `nil`
 /// and reads as "does not vouch" in ``VerdictPolicy``. The policy's checks read only this value,
-/// never the raw JSON again (STYLE.md, "parse once").
+/// never the raw JSON again (parse once, then check typed values).
 public struct IntegrityVerdict: Sendable, Equatable {
     /// `requestDetails`: what the app asked for and when.
     public struct RequestDetails: Sendable, Equatable {

@@ -1,5 +1,5 @@
-/// The clientData an iOS app signs with App Attest for one proxied request (DESIGN.md §2,
-/// "Per-request assertion"): four lines joined by `\n`, no trailing newline —
+/// The clientData an iOS app signs with App Attest for one proxied request
+/// (the per-request assertion): four lines joined by `\n`, no trailing newline —
 ///
 ///     METHOD
 ///     /p/<provider>/<path as sent, percent-encoded>[?<query as sent, when non-empty>]

@@ -1,3 +1,5 @@
+import HTTPFields
+
 /// A set of lowercase header names and name prefixes, matched against a field name ignoring ASCII
 /// case (RFC 9110 §5.1) without allocating: candidates are filtered by length first, then compared
 /// byte by byte over the name's contiguous UTF-8.
@@ -9,8 +11,8 @@ struct HeaderNameSet: Sendable, Equatable {
     private let longest: Int
 
     init(names: [String], prefixes: [String] = []) {
-        self.names = names.map { Array(ASCII.lowercased($0).utf8) }
-        self.prefixes = prefixes.map { Array(ASCII.lowercased($0).utf8) }
+        self.names = names.map { Array(HTTPBytes.lowercased($0).utf8) }
+        self.prefixes = prefixes.map { Array(HTTPBytes.lowercased($0).utf8) }
         let lengths = self.names.map(\.count) + self.prefixes.map(\.count)
         shortest = lengths.min() ?? 0
         longest = self.prefixes.isEmpty ? (lengths.max() ?? 0) : Int.max
@@ -42,7 +44,7 @@ struct HeaderNameSet: Sendable, Equatable {
         lowercase.withUnsafeBufferPointer { candidate in
             var index = 0
             while index < count {
-                if ASCII.lower(bytes[index]) != candidate[index] { return false }
+                if HTTPBytes.lower(bytes[index]) != candidate[index] { return false }
                 index += 1
             }
             return true

@@ -1,3 +1,5 @@
+import HTTPFields
+
 /// The header names Keyward strips, in one place (all lowercase; matching ignores ASCII case).
 public enum HeaderRules {
     /// Hop-by-hop fields (RFC 9110 §7.6.1, plus the legacy `Keep-Alive` and `Proxy-Connection`, and the
@@ -12,13 +14,13 @@ public enum HeaderRules {
 
     /// Fields in which proxies and CDNs in front of Keyward carry the client's address or path
     /// (RFC 7239 `Forwarded`, RFC 9110 §7.6.3 `Via`, and the common non-standard ones a TLS front such
-    /// as Cloudflare, Akamai or Fastly adds). The client's IP is never sent upstream (issue 4).
+    /// as Cloudflare, Akamai or Fastly adds). The client's IP is never sent upstream.
     public static let clientAddressHeaders: [String] = [
         "forwarded", "via", "x-real-ip", "true-client-ip", "cf-connecting-ip", "cf-connecting-ipv6", "x-client-ip",
         "x-cluster-client-ip", "client-ip", "fastly-client-ip",
     ]
 
-    /// Client request fields never forwarded, whatever the provider (issue 4's rewrite list):
+    /// Client request fields never forwarded, whatever the provider:
     /// credentials and cookies of the client, the client's address, and fields Keyward sets itself
     /// (`Host`; `Content-Length`, which the upstream client sets from the buffered body; `Expect`,
     /// since the body has already been read).
@@ -62,7 +64,7 @@ public enum HeaderRules {
     /// Whether any header is named `Connection` (most requests have none: skip parsing).
     @inline(__always)
     static func hasConnectionHeader(_ headers: [(name: String, value: String)]) -> Bool {
-        headers.contains { $0.name.utf8.count == 10 && ASCII.equalsIgnoringCase($0.name, "connection") }
+        headers.contains { $0.name.utf8.count == 10 && HTTPBytes.equalsIgnoringCase($0.name, "connection") }
     }
 
     /// The field names listed in `Connection` header values (RFC 9110 §7.6.1: those fields are
@@ -70,10 +72,10 @@ public enum HeaderRules {
     static func connectionNominated(_ headers: [(name: String, value: String)]) -> HeaderNameSet? {
         guard hasConnectionHeader(headers) else { return nil }
         var nominated: [String] = []
-        for (name, value) in headers where name.utf8.count == 10 && ASCII.equalsIgnoringCase(name, "connection") {
+        for (name, value) in headers where name.utf8.count == 10 && HTTPBytes.equalsIgnoringCase(name, "connection") {
             for token in value.utf8.split(separator: UInt8(ascii: ",")) {
                 let trimmed = token.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
-                let lowered = String(decoding: trimmed.map(ASCII.lower), as: UTF8.self)
+                let lowered = String(decoding: trimmed.map(HTTPBytes.lower), as: UTF8.self)
                 // `close` is an option, not a field; hop-by-hop names are dropped anyway.
                 if lowered.isEmpty || lowered == "close" || hopByHopSet.contains(lowered) { continue }
                 nominated.append(lowered)

@@ -1,3 +1,5 @@
+import HTTPFields
+
 /// A provider's key, prepared once for injection: the header field or query parameter it becomes,
 /// and every form of it that must never reach a client.
 ///
@@ -7,7 +9,7 @@ public struct ProviderCredential: Sendable, CustomStringConvertible {
     /// The provider this credential belongs to.
     public let providerName: String
     /// The header to add (`Authorization: Bearer …`, `x-api-key: …`, `Authorization: Basic …`), or nil for query auth.
-    public let header: HeaderField?
+    public let header: HTTPField?
     /// `name=<percent-encoded key>` for query auth, or nil.
     let queryParameter: String?
     /// The query parameter name for query auth (compared ignoring case), or nil.
@@ -27,22 +29,22 @@ public struct ProviderCredential: Sendable, CustomStringConvertible {
         if encoded != secretValue { forms.append(Array(encoded.utf8)) }
         switch provider.auth {
         case .header(let name, let format):
-            header = HeaderField(name: name, value: format.render(key: secretValue))
+            header = HTTPField(name: name, value: format.render(key: secretValue))
             queryParameter = nil
             queryName = nil
         case .basic(let format):
             // RFC 7617 §2: base64 of the user-pass string, UTF-8.
             let token = Base64Encoding.standard(Array(format.render(key: secretValue).utf8))
-            header = HeaderField(name: "Authorization", value: "Basic " + token)
+            header = HTTPField(name: "Authorization", value: "Basic " + token)
             forms.append(Array(token.utf8))
             queryParameter = nil
             queryName = nil
         case .query(let name):
             header = nil
             queryParameter = PercentEncoding.encodeQueryComponent(name) + "=" + encoded
-            queryName = ASCII.lowercased(name)
+            queryName = HTTPBytes.lowercased(name)
         }
-        sensitiveForms = forms.map { $0.map(ASCII.lower) }
+        sensitiveForms = forms.map { $0.map(HTTPBytes.lower) }
     }
 
     public var description: String { "ProviderCredential(\(providerName), redacted)" }

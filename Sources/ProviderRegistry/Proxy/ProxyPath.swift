@@ -1,4 +1,4 @@
-/// The canonical form of the path a client asks to reach upstream (DESIGN.md §2, issue 4).
+/// The canonical form of the path a client asks to reach upstream.
 ///
 /// The path after `/p/<provider>` is split on `/` and each segment percent-decoded exactly once
 /// (RFC 3986 §2.1). Anything that could make two parties read the path differently is refused before

@@ -1,4 +1,4 @@
-/// Why a proxy path is not canonical (DESIGN.md §2 `bad_request`; issue 4 "Path rules").
+/// Why a proxy path is not canonical (the client sees `bad_request`).
 ///
 /// The raw value is the reason slug for logs and metrics; the client only ever sees `bad_request`.
 public enum ProxyPathError: String, Error, Sendable, CaseIterable, CustomStringConvertible {

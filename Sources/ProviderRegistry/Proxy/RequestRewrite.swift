@@ -1,6 +1,8 @@
-/// What the upstream receives in place of the client's headers and query (issue 4, "Request rewrite").
+import HTTPFields
+
+/// What the upstream receives in place of the client's headers and query.
 public enum RequestRewrite {
-    /// The upstream request headers, in this order (issue 4):
+    /// The upstream request headers, in this order:
     /// 1. the client's headers in their order, minus hop-by-hop fields (RFC 9110 §7.6.1) including
     ///    those named by `Connection`, `Authorization`, `Proxy-Authorization`, `Cookie`, `Forwarded`,
     ///    `X-Forwarded-*`, `X-Real-IP` and the other client-address fields of
@@ -54,7 +56,7 @@ public enum RequestRewrite {
         for piece in rawQuery.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
             let parameterName = piece.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false).first ?? piece
             let decoded = PercentEncoding.decodeLeniently(Substring(parameterName))
-            if decoded.count == nameBytes.count, zip(decoded, nameBytes).allSatisfy({ ASCII.lower($0) == $1 }) { continue }
+            if decoded.count == nameBytes.count, zip(decoded, nameBytes).allSatisfy({ HTTPBytes.lower($0) == $1 }) { continue }
             output += Substring(piece)
             output += "&"
         }

@@ -1,4 +1,6 @@
-/// What the client receives of the upstream's response headers (issue 4, "Response rewrite").
+import HTTPFields
+
+/// What the client receives of the upstream's response headers.
 public enum ResponseRewrite {
     /// The upstream headers in order, minus `Set-Cookie`/`Set-Cookie2`, hop-by-hop fields (RFC 9110
     /// §7.6.1) including those named by `Connection`, `Alt-Svc`, `Access-Control-*`, and any header whose
@@ -10,16 +12,16 @@ public enum ResponseRewrite {
         _ upstream: [(name: String, value: String)], credential: ProviderCredential
     ) -> [(name: String, value: String)] {
         let nominated = HeaderRules.connectionNominated(upstream)
-        let hasTransferCoding = upstream.contains { ASCII.equalsIgnoringCase($0.name, "transfer-encoding") }
+        let hasTransferCoding = upstream.contains { HTTPBytes.equalsIgnoringCase($0.name, "transfer-encoding") }
         var headers: [(name: String, value: String)] = []
         headers.reserveCapacity(upstream.count)
         for field in upstream {
             if HeaderRules.responseDroppedSet.contains(field.name) || nominated?.contains(field.name) == true {
                 continue
             }
-            if hasTransferCoding && ASCII.equalsIgnoringCase(field.name, "content-length") { continue }
+            if hasTransferCoding && HTTPBytes.equalsIgnoringCase(field.name, "content-length") { continue }
             if credential.sensitiveForms.contains(where: {
-                ASCII.containsIgnoringCase(field.value, $0) || ASCII.containsIgnoringCase(field.name, $0)
+                HTTPBytes.containsIgnoringCase(field.value, $0) || HTTPBytes.containsIgnoringCase(field.name, $0)
             }) { continue }
             headers.append(field)
         }
@@ -31,7 +33,7 @@ public enum ResponseRewrite {
     /// are several (even equal ones: whoever wants to use them must frame the body the careful way).
     public static func declaredContentLength(_ headers: [(String, String)]) -> Int? {
         var length: Int?
-        for (name, value) in headers where ASCII.equalsIgnoringCase(name, "content-length") {
+        for (name, value) in headers where HTTPBytes.equalsIgnoringCase(name, "content-length") {
             guard length == nil, !value.isEmpty, value.utf8.count <= 15,
                   value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
                   let parsed = Int(value)

@@ -1,5 +1,7 @@
+import HTTPFields
+
 /// One validated provider from providers.toml: where it lives, how its key is injected, what a device
-/// may call, and the limits that apply (DESIGN.md §3).
+/// may call, and the limits that apply.
 public struct Provider: Sendable, Equatable {
     /// The table name, also the route segment in `/p/<name>/…`: `[a-z0-9][a-z0-9_-]*`, at most 64 bytes.
     public let name: String
@@ -9,14 +11,14 @@ public struct Provider: Sendable, Equatable {
     public let secretName: String
     public let auth: ProviderAuth
     /// Fixed headers added to every upstream request (e.g. `anthropic-version`), in name order.
-    public let extraHeaders: [HeaderField]
+    public let extraHeaders: [HTTPField]
     /// What a device may call; anything else is refused with 403.
     public let allow: [AllowRule]
     /// Per device, per provider.
     public let rateLimit: RateLimit
     /// Largest request body forwarded, in bytes (default 1 MiB); larger → 413.
     public let maxBodyBytes: Int
-    /// iOS sessions must sign each request (DESIGN.md §2 per-request assertion); Android sessions are refused.
+    /// iOS sessions must sign each request (a per-request App Attest assertion); Android sessions are refused.
     public let requireAssertion: Bool
     /// TCP + TLS connect timeout, milliseconds.
     public let connectTimeoutMs: Int
@@ -28,7 +30,7 @@ public struct Provider: Sendable, Equatable {
     let providerDroppedHeaders: HeaderNameSet
 
     init(
-        name: String, origin: UpstreamOrigin, secretName: String, auth: ProviderAuth, extraHeaders: [HeaderField],
+        name: String, origin: UpstreamOrigin, secretName: String, auth: ProviderAuth, extraHeaders: [HTTPField],
         allow: [AllowRule], rateLimit: RateLimit, maxBodyBytes: Int, requireAssertion: Bool,
         connectTimeoutMs: Int, idleTimeoutMs: Int
     ) {
@@ -43,7 +45,7 @@ public struct Provider: Sendable, Equatable {
         self.requireAssertion = requireAssertion
         self.connectTimeoutMs = connectTimeoutMs
         self.idleTimeoutMs = idleTimeoutMs
-        var dropped = extraHeaders.map { ASCII.lowercased($0.name) }
+        var dropped = extraHeaders.map { HTTPBytes.lowercased($0.name) }
         if let authHeader = auth.headerNameLowercased { dropped.append(authHeader) }
         self.providerDroppedHeaders = HeaderNameSet(names: dropped)
     }
@@ -65,13 +67,3 @@ public struct Provider: Sendable, Equatable {
     }
 }
 
-/// A header name and value.
-public struct HeaderField: Sendable, Equatable {
-    public let name: String
-    public let value: String
-
-    public init(name: String, value: String) {
-        self.name = name
-        self.value = value
-    }
-}

@@ -1,3 +1,5 @@
+import HTTPFields
+
 /// How the provider's key is presented upstream.
 public enum ProviderAuth: Sendable, Equatable {
     /// A request header `name: format` (`Authorization: Bearer {key}`, `x-api-key: {key}`).
@@ -10,7 +12,7 @@ public enum ProviderAuth: Sendable, Equatable {
     /// The lowercased header name this auth sets, if any.
     var headerNameLowercased: String? {
         switch self {
-        case .header(let name, _): return ASCII.lowercased(name)
+        case .header(let name, _): return HTTPBytes.lowercased(name)
         case .basic: return "authorization"
         case .query: return nil
         }

@@ -1,3 +1,5 @@
+import TOMLDecoding
+
 /// Every provider's prepared credential, built in one go when secrets are loaded (start-up, SIGHUP,
 /// `keyward check-config`).
 public struct ProviderCredentials: Sendable {

@@ -1,4 +1,6 @@
-/// The validated providers.toml: every provider Keyward may call, by name (DESIGN.md §3).
+import TOMLDecoding
+
+/// The validated providers.toml: every provider Keyward may call, by name.
 ///
 /// Built whole or not at all: a file with any error yields `ConfigErrors` and no registry, so a
 /// SIGHUP reload can keep the old one.
@@ -23,7 +25,7 @@ public struct ProviderRegistry: Sendable {
 
     /// Validates a parsed providers document: each top-level table is one provider.
     public init(document: TOMLDocument) throws(ConfigErrors) {
-        let (decoded, decodeErrors) = document.decodeCollectingErrors([String: ProviderTable].self)
+        let (decoded, decodeErrors) = document.decodeCollectingErrors([String: DecodedProviderTable].self)
         var errors = decodeErrors
         var providers: [String: Provider] = [:]
         if let decoded {

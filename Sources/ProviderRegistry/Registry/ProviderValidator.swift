@@ -1,5 +1,8 @@
-/// Turns the decoded `ProviderTable`s into `Provider`s, collecting every problem with its file, line
-/// and key (DESIGN.md §3 and issue 4's load-time checks).
+import HTTPFields
+import TOMLDecoding
+
+/// Turns the decoded `DecodedProviderTable`s into `Provider`s, collecting every problem with its file, line
+/// and key (ranges, URL forms, allowlist patterns, secret names).
 struct ProviderValidator {
     let document: TOMLDocument
     private(set) var errors: [ConfigError] = []
@@ -21,7 +24,7 @@ struct ProviderValidator {
     }
 
     /// Validates one provider table; nil when it has errors (recorded).
-    mutating func provider(named name: String, _ table: ProviderTable) -> Provider? {
+    mutating func provider(named name: String, _ table: DecodedProviderTable) -> Provider? {
         let errorCount = errors.count
         let at = TOMLKeyPath.root.appending(name)
 
@@ -133,7 +136,7 @@ struct ProviderValidator {
     /// A header Keyward may set: a token (RFC 9110 §5.1) that is not hop-by-hop, not `Host`,
     /// `Content-Length`, `Cookie`, not forwarding metadata and not Keyward's own.
     private mutating func headerNameUsable(_ name: String, at: TOMLKeyPath, role: String) -> Bool {
-        guard ASCII.isToken(name) else {
+        guard HTTPBytes.isToken(name) else {
             fail("\(role) name must be an HTTP token (RFC 9110 §5.6.2)", at)
             return false
         }
@@ -145,8 +148,8 @@ struct ProviderValidator {
         return true
     }
 
-    private mutating func extraHeaders(_ headers: [String: String], auth: ProviderAuth?, at: TOMLKeyPath) -> [HeaderField] {
-        var fields: [HeaderField] = []
+    private mutating func extraHeaders(_ headers: [String: String], auth: ProviderAuth?, at: TOMLKeyPath) -> [HTTPField] {
+        var fields: [HTTPField] = []
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
             let path = at.appending(name)
             guard headerNameUsable(name, at: path, role: "a header") else { continue }
@@ -154,7 +157,7 @@ struct ProviderValidator {
                 fail("carries credentials: configure it with auth and secret, never a literal value", path)
                 continue
             }
-            if let authHeader = auth?.headerNameLowercased, ASCII.equalsIgnoringCase(name, authHeader) {
+            if let authHeader = auth?.headerNameLowercased, HTTPBytes.equalsIgnoringCase(name, authHeader) {
                 fail("is the auth header of this provider", path)
                 continue
             }
@@ -162,14 +165,14 @@ struct ProviderValidator {
                 fail("must not contain CR, LF, NUL or other control characters", path)
                 continue
             }
-            fields.append(HeaderField(name: name, value: value))
+            fields.append(HTTPField(name: name, value: value))
         }
         return fields
     }
 
     private mutating func allowRule(_ table: AllowTable, at: TOMLKeyPath) -> AllowRule? {
         var valid = true
-        if !ASCII.isToken(table.method) || table.method.utf8.contains(where: { $0 >= 0x61 && $0 <= 0x7A }) {
+        if !HTTPBytes.isToken(table.method) || table.method.utf8.contains(where: { $0 >= 0x61 && $0 <= 0x7A }) {
             fail("must be an uppercase HTTP method such as GET or POST", at.appending("method"))
             valid = false
         } else if table.method == "TRACE" || table.method == "CONNECT" {

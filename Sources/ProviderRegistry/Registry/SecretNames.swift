@@ -1,6 +1,6 @@
 /// Rules for secret *names* as providers.toml writes them (`secret = "OPENAI_API_KEY"`).
 ///
-/// A name is looked up as an environment variable or a credential file (DESIGN.md §3), so it uses
+/// A name is looked up as an environment variable or a credential file, so it uses
 /// the portable environment-variable alphabet. Names Keyward uses for itself are reserved so a
 /// provider cannot be configured to send Keyward's own secrets to a third party.
 public enum SecretNames {

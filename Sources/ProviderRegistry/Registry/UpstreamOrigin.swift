@@ -1,3 +1,5 @@
+import HTTPFields
+
 /// Where a provider lives: scheme, host and port, plus an optional path prefix (`base_url`).
 public struct UpstreamOrigin: Sendable, Equatable {
     /// "https", or "http" for a loopback provider that opted in.
@@ -38,7 +40,7 @@ public struct UpstreamOrigin: Sendable, Equatable {
         guard let schemeEnd = text.firstRange(of: "://") else {
             throw BaseURLProblem("must be an https origin like https://api.example.com")
         }
-        let scheme = ASCII.lowercased(String(text[..<schemeEnd.lowerBound]))
+        let scheme = HTTPBytes.lowercased(String(text[..<schemeEnd.lowerBound]))
         guard scheme == "https" || scheme == "http" else {
             throw BaseURLProblem("must be an https origin (scheme \(scheme) is not supported)")
         }
@@ -103,7 +105,7 @@ public struct UpstreamOrigin: Sendable, Equatable {
             }
             prefix = String(path)
         }
-        return UpstreamOrigin(scheme: scheme, host: ASCII.lowercased(String(host)), port: port, pathPrefix: prefix)
+        return UpstreamOrigin(scheme: scheme, host: HTTPBytes.lowercased(String(host)), port: port, pathPrefix: prefix)
     }
 
     /// `localhost`, `*.localhost`, `127.0.0.0/8` or `[::1]`.

@@ -7,7 +7,7 @@ enum SQLiteMigrations {
         Migration(version: 1, name: "initial", sql: #"""
 -- Keyward store, SQLite schema 1. Times are unix seconds unless the column ends in _ms (milliseconds).
 
--- Single-use challenges, stored by SHA-256 (issue 3). A spent row stays until it expires so a
+-- Single-use challenges, stored by SHA-256, never in clear. A spent row stays until it expires so a
 -- spent hash can never be put again; expired rows are purged through challenges_expiry.
 CREATE TABLE challenges (
     hash       BLOB    NOT NULL PRIMARY KEY CHECK (length(hash) = 32),
@@ -41,7 +41,7 @@ CREATE TABLE rate_events (
 CREATE INDEX rate_events_key_at ON rate_events (key, at_ms);
 CREATE INDEX rate_events_expiry ON rate_events (expires_ms);
 
--- Daily budgets (Play Integrity decodes per device per day, issue 5). day = days since the epoch.
+-- Daily budgets (Play Integrity decodes per device per day). day = days since the epoch.
 CREATE TABLE budgets (
     key  TEXT    NOT NULL,
     day  INTEGER NOT NULL,

@@ -1,4 +1,4 @@
-/// One attested device as stored (issue 3 "Devices").
+/// One attested device as stored: one row per device id, never deleted (revoked instead).
 ///
 /// iOS: `id` is hex(key id), `publicKey` the 65-byte X9.62 key from the attestation, `counter` the
 /// last accepted assertion counter, `receipt` Apple's receipt. Android: `id` is

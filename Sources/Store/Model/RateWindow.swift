@@ -1,5 +1,5 @@
 /// One sliding window of a rate limit: at most `limit` accepted events in any trailing
-/// `durationMillis` (issue 4: "at most N in any trailing window").
+/// `durationMillis` (exact: at most `limit` events in any trailing window, not per calendar bucket).
 public struct RateWindow: Sendable, Equatable, Hashable {
     /// Events allowed per window; 0 refuses everything.
     public var limit: Int

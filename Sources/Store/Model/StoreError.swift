@@ -1,6 +1,6 @@
 /// A store failure with a stable reason slug (what logs and metrics count).
 ///
-/// The server maps `.unavailable` and `.schema` to 503 `unavailable` (DESIGN.md §2); `.invalidInput`
+/// The server maps `.unavailable` and `.schema` to 503 `unavailable` with `Retry-After`; `.invalidInput`
 /// is refused before the database is touched and maps to the caller's own client error (a wrong-length
 /// challenge hash is `challenge_invalid`). `detail` is for operators: the database's own message or
 /// SQLSTATE, never bound values, keys, tokens or connection passwords.

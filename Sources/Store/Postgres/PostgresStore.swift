@@ -1,5 +1,5 @@
 /// The shared store for several Keyward instances: PostgreSQL through libpq, a small pool of
-/// connections, the same semantics as `SQLiteStore` (DESIGN.md §3–§4).
+/// connections, the same semantics as `SQLiteStore` (docs/ARCHITECTURE.md, "The store").
 ///
 /// Racing writes are single conditional statements, which PostgreSQL's row locks make exact under
 /// READ COMMITTED (a waiting UPDATE re-checks its WHERE against the winner's row). Rate limiting takes

@@ -56,7 +56,7 @@ final class SQLiteConnection {
 
     /// A write transaction begun with `BEGIN IMMEDIATE`, which takes the write lock up front (waiting
     /// through the busy timeout): a deferred transaction that reads and then writes can fail with
-    /// `SQLITE_BUSY_SNAPSHOT` without the busy handler ever running (CLIBS.md). Rolled back on error.
+    /// `SQLITE_BUSY_SNAPSHOT` without the busy handler ever running (a deferred transaction that reads first cannot be upgraded to a writer once another one wrote). Rolled back on error.
     func immediateTransaction<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
         try with("BEGIN IMMEDIATE") { statement throws(StoreError) in try statement.run() }
         let result: R

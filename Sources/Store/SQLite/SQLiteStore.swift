@@ -1,5 +1,5 @@
 /// The embedded store: one SQLite file in WAL mode, shared by a small pool of connections
-/// (DESIGN.md §4). Safe across threads and across processes on one host; for several hosts use
+/// (docs/ARCHITECTURE.md, "The store"). Safe across threads and across processes on one host; for several hosts use
 /// `PostgresStore`.
 ///
 /// Opening creates the file if needed and applies the embedded migrations. Every racing write is a

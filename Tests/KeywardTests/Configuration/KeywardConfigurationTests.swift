@@ -3,6 +3,8 @@ import PlayIntegrity
 import ProviderRegistry
 import XCTest
 @testable import Keyward
+import KeywardDemo
+import TOMLDecoding
 
 final class KeywardConfigurationTests: XCTestCase {
     private var root: String {

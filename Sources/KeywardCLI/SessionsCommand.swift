@@ -1,3 +1,4 @@
+import Keyward
 import Sessions
 import Store
 

@@ -2,7 +2,7 @@
 /// file may leave it out. `ProviderValidator` turns it into `Provider`s.
 ///
 /// CodingKeys are `CaseIterable` so an unknown key gets a "did you mean" hint.
-struct ProviderTable: Decodable {
+struct DecodedProviderTable: Decodable {
     var baseURL: String
     var secret: String
     var auth: AuthTable

@@ -5,7 +5,7 @@ import Synchronization
 ///
 /// Written by the phase that runs, read by the log phase at the end. A proxied request finishes
 /// on the upstream thread, so the fields sit behind a lock; contention is nil (one writer at a time).
-final class RequestContext: Sendable {
+final class RequestRecord: Sendable {
     struct Fields {
         var route = "unknown"
         var provider: String?

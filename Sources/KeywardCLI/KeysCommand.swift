@@ -1,4 +1,5 @@
 import Foundation
+import Keyward
 import KeywardCrypto
 import Sessions
 

@@ -1,10 +1,11 @@
 import Foundation
+import Keyward
 import KeywardCrypto
 import PlayIntegrity
 
 /// `keyward inspect integrity`: decodes one Play Integrity verdict — a classic token with the app's
 /// keys, or a verdict JSON file — and prints each policy check with ok / FAILED and its reason slug
-/// (text, or one JSON object with `--json`), like `inspect attestation` (issue 5).
+/// (text, or one JSON object with `--json`), like `inspect attestation`.
 ///
 ///     keyward inspect integrity (--token F --decryption-key B64 --verification-key B64 | --verdict F)
 ///         --package P [--package P…] --certificate-digest D [--certificate-digest D…]

@@ -1,4 +1,5 @@
 import Foundation
+import Keyward
 import PlayIntegrity
 
 /// What `keyward inspect integrity` prints: the decoding step, then every verdict-policy check.

@@ -1,3 +1,4 @@
+import Keyward
 /// `keyward migrate`: applies the store's pending migrations (serve does it too at start).
 enum MigrateCommand {
     static let usage = """

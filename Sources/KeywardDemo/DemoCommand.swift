@@ -1,14 +1,15 @@
 import DeviceSimulator
 import Foundation
+import Keyward
 import KeywardCrypto
 import Synchronization
 
-/// `keyward demo`: the whole story on 127.0.0.1 in one process, each step printed with its timing.
+/// `keyward-demo` (also reached as `keyward demo`): the whole story on 127.0.0.1 in one process, each step printed with its timing.
 ///
 /// A temporary SQLite store, a generated session key, a test App Attest trust anchor with a
 /// simulated iPhone, and a local fake provider that streams server-sent events. Exit code 0 when
 /// every step behaved as it should, 1 otherwise, 2 on a usage error.
-enum DemoCommand {
+public enum DemoCommand {
     static let usage = """
         usage: keyward demo [--keep-running]
 
@@ -20,7 +21,9 @@ enum DemoCommand {
         exit codes: 0 every step passed, 1 a step failed, 2 usage error
         """
 
-    static func run(_ arguments: [String]) -> Int32 {
+    /// Runs the demo with `arguments` (after the program name) and returns the exit code: 0 every
+    /// step passed, 1 a step failed or the demo could not start, 2 usage error.
+    public static func run(_ arguments: [String]) -> Int32 {
         let options: CommandLineOptions
         do {
             options = try CommandLineOptions(arguments, valueFlags: [], switchFlags: ["keep-running", "help"])

@@ -1,5 +1,6 @@
 import Dispatch
 import HTTPServer
+import Keyward
 import Synchronization
 
 /// A stand-in third-party API on loopback, for the demo, tests and benchmarks.

@@ -1,5 +1,5 @@
 import XCTest
-@testable import ProviderRegistry
+@testable import TOMLDecoding
 
 private struct Server: Decodable {
     var host: String

@@ -1,5 +1,6 @@
 import CShims
 import Foundation
+import Keyward
 
 /// The `keyward` command line: one entry per subcommand.
 ///
@@ -19,7 +20,7 @@ public enum KeywardCommand {
         ("devices", Subcommand(summary: "list, show, revoke or unrevoke attested devices", run: DevicesCommand.run)),
         ("keys", Subcommand(summary: "generate or rotate the session signing key", run: KeysCommand.run)),
         ("sessions", Subcommand(summary: "mint a session for smoke and load tests", run: SessionsCommand.run)),
-        ("demo", Subcommand(summary: "run the whole story on 127.0.0.1 with a simulated iPhone and a fake provider", run: DemoCommand.run)),
+        ("demo", Subcommand(summary: "run the whole story on 127.0.0.1 with a simulated iPhone and a fake provider", run: DemoForwardCommand.run)),
         ("inspect", Subcommand(summary: "check an App Attest attestation or assertion step by step", run: InspectCommand.run)),
     ]
 

@@ -1,4 +1,5 @@
 import Foundation
+import Keyward
 import ProviderRegistry
 
 /// `keyward check-config`: like `nginx -t`. Validates keyward.toml, providers.toml and every secret

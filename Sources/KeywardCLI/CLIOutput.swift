@@ -1,4 +1,5 @@
 import Foundation
+import Keyward
 
 /// Small output helpers shared by the subcommands.
 enum CLIOutput {

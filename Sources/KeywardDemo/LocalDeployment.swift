@@ -1,6 +1,7 @@
 import AppAttest
 import DeviceSimulator
 import Foundation
+import Keyward
 import HTTPServer
 import KeywardCrypto
 import ProviderRegistry

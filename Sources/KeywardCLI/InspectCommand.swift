@@ -1,5 +1,6 @@
 import AppAttest
 import Foundation
+import Keyward
 import KeywardCrypto
 
 /// `keyward inspect attestation|assertion` (and the dispatch to `inspect integrity`): runs Apple's App Attest steps on one attestation or
@@ -41,7 +42,7 @@ enum InspectCommand {
 
     /// Entry point: `arguments` after `inspect`; returns the exit code.
     static func run(_ arguments: [String]) -> Int32 {
-        // `inspect integrity` (Play Integrity, issue 5) has its own flags and help.
+        // `inspect integrity` (Play Integrity) has its own flags and help.
         if arguments.first == "integrity" { return InspectIntegrityCommand.run(Array(arguments.dropFirst())) }
         if arguments.contains("--help") || arguments.contains("-h") {
             FileHandle.standardOutput.write(Data(usage.utf8))

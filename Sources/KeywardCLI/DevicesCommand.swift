@@ -1,3 +1,4 @@
+import Keyward
 import KeywardCrypto
 import Store
 
