@@ -79,6 +79,8 @@ public enum ServiceAssembly {
         do {
             let store = try openStore(url: configuration.storeURL)
             try store.migrate()
+            // Refuse to start on a store that cannot take a write (a read-only file, a standby).
+            try store.ping()
             return store
         } catch {
             throw Problem("store \(redacted(configuration.storeURL)): \(error)")

@@ -34,7 +34,7 @@ public final class PostgresStore: Store {
             connect: { () throws(StoreError) in
                 try PGConnection(url: url, connectTimeoutSeconds: connectTimeout, statementTimeoutMillis: statementTimeout)
             },
-            isReusable: { $0.isReusable }
+            isReusable: { connection, _ in connection.isReusable }
         )
         try migrate()
     }
@@ -43,7 +43,14 @@ public final class PostgresStore: Store {
         try pool.withConnection { connection throws(StoreError) in try PostgresMigrator.migrate(connection) }
     }
 
+    /// One round trip; a server that only reads (a standby, `default_transaction_read_only`)
+    /// answers `pg_read_only`.
     public func ping() throws(StoreError) {
-        try pool.withConnection { connection throws(StoreError) in _ = try connection.query("SELECT 1") }
+        try pool.withConnection { connection throws(StoreError) in
+            let rows = try connection.query("SELECT current_setting('transaction_read_only') = 'off'")
+            guard rows.rowCount == 1, rows.bool(0, 0) else {
+                throw StoreError(.unavailable, "pg_read_only", detail: "the server takes no writes (a standby, or read-only transactions)")
+            }
+        }
     }
 }
