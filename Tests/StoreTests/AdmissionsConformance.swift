@@ -7,9 +7,9 @@ protocol AdmissionsHarness {
     /// A new AsyncStore over the harness's database (several may be open at once where the
     /// backend allows it).
     func openAsync() throws -> AsyncStore
-    /// The most a refusal's `Retry-After` may exceed the exact answer, seconds (bucketed windows
-    /// refuse up to one bucket late).
-    var retrySlackSeconds: Int { get }
+    /// The most a refusal's `Retry-After` may exceed the exact answer for `window`, seconds
+    /// (bucketed windows may wait up to one bucket longer).
+    func retrySlack(_ window: RateWindow) -> Int
 }
 
 /// Waits for one decision (tests only; the request path never waits).
@@ -46,7 +46,7 @@ enum AdmissionsConformance {
             guard case .limited(let seconds) = try admitAndWait(store, key: "k", limits: [.perMinute(5)], nowMillis: start + 60_500) else {
                 return XCTFail("a sixth admitted within one minute")
             }
-            XCTAssertTrue((59...(59 + harness.retrySlackSeconds)).contains(seconds), "Retry-After \(seconds)")
+            XCTAssertTrue((59...(59 + harness.retrySlack(.perMinute(5)))).contains(seconds), "Retry-After \(seconds)")
         }
         XCTAssertEqual(try admitAndWait(store, key: "other", limits: [.perMinute(5)], nowMillis: start + 60_500), .allowed)
         XCTAssertEqual(try admitAndWait(store, key: "k", limits: [.perMinute(5)], nowMillis: start + 121_000), .allowed)
@@ -87,6 +87,6 @@ enum AdmissionsConformance {
         guard case .limited(let seconds) = try admitAndWait(reopened, key: "k", limits: [.perDay(3)], nowMillis: start + 3_600_000) else {
             return XCTFail("the restarted store forgot the day's admissions")
         }
-        XCTAssertTrue((82_800...(82_800 + harness.retrySlackSeconds)).contains(seconds), "Retry-After \(seconds)")
+        XCTAssertTrue((82_800...(82_800 + harness.retrySlack(.perDay(3)))).contains(seconds), "Retry-After \(seconds)")
     }
 }

@@ -6,7 +6,7 @@ import XCTest
 
 extension SQLiteHarness: AdmissionsHarness {
     func openAsync() throws -> AsyncStore { try AsyncStore(store: SQLiteStore(path: path), nowMillis: AdmissionsConformance.start) }
-    var retrySlackSeconds: Int { 0 }
+    func retrySlack(_ window: RateWindow) -> Int { 0 }
 }
 
 /// SQLite behind the store executor: in-memory decisions made durable by group commit, one
