@@ -31,7 +31,7 @@ final class SQLiteAsyncStoreTests: XCTestCase {
         XCTAssertEqual(answered.errors, [])
         XCTAssertEqual(answered.winCount, 40)
         let reader = try SQLiteConnection(path: harness.path, busyTimeoutMillis: 1_000)
-        let rows = try reader.with("SELECT count(*) FROM rate_events") { statement throws(StoreError) in
+        let rows = try reader.with("SELECT count(*) FROM admissions") { statement throws(StoreError) in
             try statement.step() ? statement.int64(0) : -1
         }
         XCTAssertEqual(rows, 40)
@@ -64,6 +64,7 @@ final class SQLiteAsyncStoreTests: XCTestCase {
             XCTAssertEqual((error as? StoreError)?.reason, "store_timeout")
         }
         let waited = Double(DispatchTime.now().uptimeNanoseconds - began) / 1e6
+        XCTAssertTrue(store.renderMetrics().contains("keyward_store_timeouts_total{operation=\"admit\"} 1\n"))
         XCTAssertGreaterThanOrEqual(waited, 290)
         XCTAssertLessThan(waited, 3_000, "answered by the deadline, not by the busy timeout")
         // A refusal needs no write: answered at once even now.
@@ -84,12 +85,17 @@ final class SQLiteAsyncStoreTests: XCTestCase {
         defer { store.shutdown() }
         let release = DispatchSemaphore(value: 0)
         let started = DispatchSemaphore(value: 0)
-        store.run({ _ in started.signal(); release.wait() }, completion: { _ in })
+        store.run("block", { _ in started.signal(); release.wait() }, completion: { _ in })
         XCTAssertEqual(started.wait(timeout: .now() + 5), .success)
-        store.run({ _ in }, completion: { _ in })   // waits in the queue
+        store.run("queued", { _ in }, completion: { _ in })   // waits in the queue
         let refused = Mutex<StoreError?>(nil)
-        store.run({ _ in }, completion: { result in if case .failure(let error) = result { refused.withLock { $0 = error } } })
+        store.run("refused", { _ in }, completion: { result in if case .failure(let error) = result { refused.withLock { $0 = error } } })
         XCTAssertEqual(refused.withLock { $0?.reason }, "store_queue_full", "answered on the caller's thread, at once")
+        let metrics = store.renderMetrics()
+        XCTAssertTrue(metrics.contains("keyward_store_queue_full_total 1\n"), metrics)
+        XCTAssertTrue(metrics.contains("keyward_store_queue_depth 1\n"), metrics)
+        XCTAssertTrue(metrics.contains("keyward_store_pool_in_use 1\n"), metrics)
+        XCTAssertTrue(metrics.contains("keyward_store_operation_seconds_count{operation=\"refused\"} 1\n"), metrics)
         release.signal()
     }
 }

@@ -19,21 +19,22 @@ extension KeywardService {
             guard let credential = snapshot.credential(for: provider) else {
                 throw APIError(.internalError, reason: "provider_key_missing")
             }
-            let forward: @Sendable () -> Void = {
-                let request = self.rewriteRequest(head, body: body, provider: provider, segments: segments, credential: credential)
-                let exchange = ProxyExchange(
-                    service: self, writer: writer, context: context, providerName: provider.name, method: head.method,
-                    credential: credential)
-                exchange.begin(upstream.start(request, handler: exchange))
-            }
             let admitThenForward: @Sendable () -> Void = {
-                self.limitRate(provider: provider, deviceID: claims.sub, writer: writer, context: context, then: forward)
+                // Rewritten by the thread that decides (the loop on the fast path), so the thread
+                // that learns the admission is durable only hands the request to the loop's client.
+                let request = self.rewriteRequest(head, body: body, provider: provider, segments: segments, credential: credential)
+                self.limitRate(provider: provider, deviceID: claims.sub, writer: writer, context: context) {
+                    let exchange = ProxyExchange(
+                        service: self, writer: writer, context: context, providerName: provider.name, method: head.method,
+                        credential: credential)
+                    exchange.begin(upstream.start(request, handler: exchange))
+                }
             }
             let needsDevice = !deviceStatus.isFresh(claims.sub, nowMillis: time.nowMillis())
             guard needsDevice || provider.requireAssertion else { return admitThenForward() }
             // Store reads and the counter compare-and-set run on the store executor; the request
             // waits suspended, its loop free, and goes on from there.
-            asyncStore.run({ _ in
+            asyncStore.run(provider.requireAssertion ? "request_assertion" : "device_read", { _ in
                 do throws(APIError) {
                     if needsDevice { try self.confirmDevice(claims) }
                     // Verified before a rate unit is spent: a request failing any check must not

@@ -22,7 +22,7 @@ public struct AdminRoutes: Sendable {
         case "/metrics":
             writer.respond(
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
-                body: Array(service.metrics.render().utf8))
+                body: Array((service.metrics.render() + service.asyncStore.renderMetrics()).utf8))
         case "/healthz":
             writer.respond(status: 200, headers: [("Content-Type", "application/json")], body: Array("{\"status\":\"ok\"}".utf8))
         case "/readyz":

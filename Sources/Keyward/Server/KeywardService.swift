@@ -180,7 +180,7 @@ public final class KeywardService: Sendable {
     /// (`Store.ping`), checked off the loop. `completion` gets nil when ready.
     func checkReady(completion: @escaping @Sendable (APIError?) -> Void) {
         if draining.load(ordering: .relaxed) { return completion(.unavailable(reason: "draining")) }
-        asyncStore.run({ store throws(StoreError) in try store.ping() }) { result in
+        asyncStore.run("ping", { store throws(StoreError) in try store.ping() }) { result in
             if case .failure(let error) = result {
                 _ = self.storeFailure("ping", error)
                 completion(.unavailable(reason: "store_unreachable"))
@@ -196,7 +196,7 @@ public final class KeywardService: Sendable {
         _ writer: ResponseWriter, _ context: RequestRecord, operation: String,
         _ work: @escaping @Sendable () throws(APIError) -> String
     ) {
-        asyncStore.run({ _ in
+        asyncStore.run(operation, { _ in
             do throws(APIError) { return Result<String, APIError>.success(try work()) } catch { return .failure(error) }
         }) { result in
             switch result {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The store as the request path uses it: nothing here blocks the caller.
 ///
 /// Operations run on the store executor (a bounded pool of threads, each with its own
@@ -24,6 +26,7 @@ public final class AsyncStore: Sendable {
     public let configuration: Configuration
     let executor: StoreExecutor
     let watch: DeadlineWatch
+    let metrics = StoreMetrics()
     /// Rate decisions.
     public let admissions: any RateAdmissions
     private let sqliteAdmissions: SQLiteAdmissions?
@@ -70,26 +73,44 @@ public final class AsyncStore: Sendable {
 
     /// Runs `operation` (a closure over the store, typically several calls) on a store thread;
     /// `completion` gets its result, `store_timeout` at the deadline or `store_queue_full` at once.
+    /// - Parameter name: the operation's name in the store metrics (a fixed word, e.g. `device_read`).
     public func run<T: Sendable>(
+        _ name: String = "other",
         _ operation: @escaping @Sendable (any Store) throws(StoreError) -> T,
         completion: @escaping @Sendable (Result<T, StoreError>) -> Void
     ) {
         let store = self.store
-        executor.run({ () throws(StoreError) -> T in try operation(store) }, completion: completion)
+        let metrics = self.metrics
+        let began = DispatchTime.now().uptimeNanoseconds
+        executor.run({ () throws(StoreError) -> T in try operation(store) }, completion: { result in
+            var timedOut = false
+            if case .failure(let error) = result, error.reason == "store_timeout" { timedOut = true }
+            metrics.observe(name, seconds: Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9, timedOut: timedOut)
+            completion(result)
+        })
     }
 
-    /// One rate decision; see `RateAdmissions.admit`.
+    /// One rate decision; see `RateAdmissions.admit`. Timed as operation `admit`.
     public func admit(key: String, limits: [RateWindow], nowMillis: Int64, completion: @escaping @Sendable (Result<RateDecision, StoreError>) -> Void) {
-        admissions.admit(key: key, limits: limits, nowMillis: nowMillis, completion: completion)
+        let metrics = self.metrics
+        let began = DispatchTime.now().uptimeNanoseconds
+        admissions.admit(key: key, limits: limits, nowMillis: nowMillis) { result in
+            var timedOut = false
+            if case .failure(let error) = result, error.reason == "store_timeout" { timedOut = true }
+            metrics.observe("admit", seconds: Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9, timedOut: timedOut)
+            completion(result)
+        }
+    }
+
+    /// The store families of `/metrics` (Prometheus text format): latency per operation, deadline
+    /// answers, refusals of a full queue, queue depth, threads in use and pool size.
+    public func renderMetrics() -> String {
+        metrics.render(inUse: executor.inUse, poolSize: executor.poolSize, queueDepth: executor.queueDepth,
+                       queueFull: executor.queueFullCount)
     }
 
     /// Drops in-memory windows that hold nothing any more (the minute sweep).
     public func purgeIdleWindows(nowMillis: Int64) { sqliteAdmissions?.purge(nowMillis: nowMillis) }
-
-    /// Executor figures for `/metrics`: operations running, waiting, timed out, refused (queue full).
-    public var figures: (inUse: Int, queueDepth: Int, timeouts: Int, queueFull: Int) {
-        (executor.inUse, executor.queueDepth, watch.expiredCount, executor.queueFullCount)
-    }
 
     /// Stops the threads (queued operations still run; later ones are refused) and releases
     /// SQLite's limits lock.

@@ -5,6 +5,11 @@ import Foundation
 /// IMMEDIATE` transaction, then tells each waiter. Callers never wait; the commit is off every
 /// event loop, and many requests share one transaction (and its WAL append).
 ///
+/// The writer never checkpoints the WAL itself (`wal_autocheckpoint = 0` on its connection): a
+/// checkpoint copies pages into the database file and syncs it, which would hold every waiting
+/// request for as long. A second thread with its own connection runs a passive checkpoint (which
+/// never blocks the writer) after commits, at most every `checkpointIntervalMillis`.
+///
 /// A connection that failed with `SQLITE_READONLY` (or any error leaving it unsure) is closed
 /// and a new one opened for the next batch, so a store whose files became writable again heals
 /// by itself.
@@ -18,6 +23,8 @@ final class AdmissionJournal: @unchecked Sendable {
 
     /// The most admissions in one transaction.
     static let batchLimit = 4_096
+    /// The least time between two checkpoints, milliseconds.
+    static let checkpointIntervalMillis = 500
 
     private let path: String
     private let busyTimeoutMillis: Int32
@@ -25,6 +32,11 @@ final class AdmissionJournal: @unchecked Sendable {
     // Guarded by `condition`.
     private var pending: [Entry] = []
     private var stopped = false
+    /// The checkpointer's own lock (a signal meant for the writer must never wake it instead).
+    private let checkpointCondition = NSCondition()
+    // Guarded by `checkpointCondition`: commits since the last checkpoint, and stop.
+    private var uncheckpointed = false
+    private var checkpointerStopped = false
     // Used only by the writer thread.
     private var connection: SQLiteConnection?
 
@@ -34,6 +46,9 @@ final class AdmissionJournal: @unchecked Sendable {
         let thread = Thread { [self] in run() }
         thread.name = "kw-admissions"
         thread.start()
+        let checkpointer = Thread { [self] in checkpoint() }
+        checkpointer.name = "kw-checkpoint"
+        checkpointer.start()
     }
 
     /// Queues one admission; `done` runs on the writer thread once it committed (nil) or failed.
@@ -55,6 +70,10 @@ final class AdmissionJournal: @unchecked Sendable {
         stopped = true
         condition.signal()
         condition.unlock()
+        checkpointCondition.lock()
+        checkpointerStopped = true
+        checkpointCondition.signal()
+        checkpointCondition.unlock()
     }
 
     private func run() {
@@ -71,6 +90,34 @@ final class AdmissionJournal: @unchecked Sendable {
             condition.unlock()
             let failure = commit(batch)
             for entry in batch { entry.done(failure) }
+            if failure == nil {
+                checkpointCondition.lock()
+                uncheckpointed = true
+                checkpointCondition.unlock()
+            }
+        }
+    }
+
+    /// The checkpointer: a passive checkpoint on its own connection whenever commits happened
+    /// since the last one, at most every `checkpointIntervalMillis`.
+    private func checkpoint() {
+        var connection: SQLiteConnection?
+        while true {
+            checkpointCondition.lock()
+            if !checkpointerStopped {
+                _ = checkpointCondition.wait(until: Date(timeIntervalSinceNow: Double(Self.checkpointIntervalMillis) / 1000))
+            }
+            let (due, done) = (uncheckpointed, checkpointerStopped)
+            uncheckpointed = false
+            checkpointCondition.unlock()
+            if done { return }
+            guard due else { continue }
+            do throws(StoreError) {
+                if connection == nil { connection = try SQLiteConnection(path: path, busyTimeoutMillis: busyTimeoutMillis) }
+                try connection?.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            } catch {
+                connection = nil   // retried at the next commit
+            }
         }
     }
 
@@ -81,11 +128,12 @@ final class AdmissionJournal: @unchecked Sendable {
                 connection = open
             } else {
                 connection = try SQLiteConnection(path: path, busyTimeoutMillis: busyTimeoutMillis)
+                try connection.execute("PRAGMA wal_autocheckpoint = 0")
                 self.connection = connection
             }
             try connection.immediateTransaction { () throws(StoreError) in
                 for entry in batch {
-                    try connection.with("INSERT INTO rate_events (key, at_ms, expires_ms) VALUES (?1, ?2, ?3)") { statement throws(StoreError) in
+                    try connection.with("INSERT INTO admissions (key, at_ms, expires_ms) VALUES (?1, ?2, ?3)") { statement throws(StoreError) in
                         try statement.bind(1, entry.key)
                         try statement.bind(2, entry.atMillis)
                         try statement.bind(3, entry.expiresMillis)

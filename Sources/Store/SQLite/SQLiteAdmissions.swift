@@ -6,7 +6,7 @@ import Limits
 /// thread), each admission made durable by the group-commit `AdmissionJournal` before `.allowed`
 /// is answered. Refusals are answered at once and write nothing.
 ///
-/// At start the engine is given every admission of `rate_events` still inside its longest window,
+/// At start the engine is given every admission of `admissions` still inside its longest window,
 /// so the windows survive restarts and crashes (an admission answered `.allowed` was committed).
 /// Only one process may decide over a database: opening takes an exclusive `flock` on
 /// `<database>.limits.lock` and fails with `sqlite_limits_locked` while another process holds it
@@ -57,10 +57,11 @@ final class SQLiteAdmissions: RateAdmissions, @unchecked Sendable {
         }
     }
 
-    /// Loads every admission still counted (`expires_ms > now`), per key in time order.
+    /// Loads every admission still counted (`expires_ms > now`), per key in time order (one scan
+    /// and sort of the table, at start only).
     static func rebuild(_ engine: LimitsEngine, from store: SQLiteStore, nowMillis: Int64) throws(StoreError) {
         try store.pool.withConnection { connection throws(StoreError) in
-            try connection.with("SELECT key, at_ms FROM rate_events WHERE expires_ms > ?1 ORDER BY key, at_ms") { statement throws(StoreError) in
+            try connection.with("SELECT key, at_ms FROM admissions WHERE expires_ms > ?1 ORDER BY key, at_ms") { statement throws(StoreError) in
                 try statement.bind(1, nowMillis)
                 var key: String?
                 var times: [Int64] = []

@@ -20,13 +20,13 @@ final class SQLiteLockHolder: @unchecked Sendable {
         db = nil
     }
 
-    /// Rows of `rate_events` for `key`, read on a fresh connection.
+    /// Admissions persisted for `key` (the in-memory limits' table), read on a fresh connection.
     static func admissions(path: String, key: String) -> Int {
         var db: OpaquePointer?
         guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { return -1 }
         defer { sqlite3_close_v2(db) }
         var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(db, "SELECT count(*) FROM rate_events WHERE key = ?1", -1, &statement, nil) == SQLITE_OK else { return -1 }
+        guard sqlite3_prepare_v2(db, "SELECT count(*) FROM admissions WHERE key = ?1", -1, &statement, nil) == SQLITE_OK else { return -1 }
         defer { sqlite3_finalize(statement) }
         sqlite3_bind_text(statement, 1, key, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
         return sqlite3_step(statement) == SQLITE_ROW ? Int(sqlite3_column_int64(statement, 0)) : -1
