@@ -50,7 +50,7 @@ let package = Package(
             name: "Keyward",
             dependencies: [
                 "KeywardCrypto", "CBOR", "AppAttest", "PlayIntegrity", "Sessions",
-                "TOMLDecoding", "ProviderRegistry", "Limits", "Store", "HTTPServer", "Upstream",
+                "TOMLDecoding", "ProviderRegistry", "Limits", "Store", "HTTPServer", "Upstream", "CShims",
             ]
         ),
         // The production executable: the operator's commands. It links no simulator and no test
@@ -64,6 +64,8 @@ let package = Package(
         .executableTarget(name: "KeywardDemoMain", dependencies: ["KeywardDemo", "CShims"]),
         .executableTarget(name: "KeywardBench", dependencies: ["Keyward", "KeywardDemo", "Limits"]),
 
+        // Deadline-bounded waits shared by the test targets.
+        .target(name: "TestWaiting", path: "Tests/TestWaiting"),
         .testTarget(name: "KeywardCryptoTests", dependencies: ["KeywardCrypto"]),
         .testTarget(name: "CBORTests", dependencies: ["CBOR"]),
         .testTarget(name: "AppAttestTests", dependencies: ["AppAttest", "DeviceSimulator", "KeywardCrypto", "CBOR"]),
@@ -73,9 +75,9 @@ let package = Package(
         .testTarget(name: "ProviderRegistryTests", dependencies: ["ProviderRegistry", "HTTPFields", "TOMLDecoding"]),
         .testTarget(name: "LimitsTests", dependencies: ["Limits", "KeywardSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["Store"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPFields"]),
-        .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer", "KeywardSupport"]),
-        .testTarget(name: "KeywardTests", dependencies: ["Keyward", "KeywardDemo", "KeywardCLI", "DeviceSimulator", "CSQLite"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPFields", "TestWaiting"]),
+        .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer", "KeywardSupport", "TestWaiting"]),
+        .testTarget(name: "KeywardTests", dependencies: ["Keyward", "KeywardDemo", "KeywardCLI", "DeviceSimulator", "TestWaiting", "CSQLite"]),
     ],
     cxxLanguageStandard: .cxx17
 )

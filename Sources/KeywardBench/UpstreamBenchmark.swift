@@ -8,7 +8,7 @@ import Upstream
 /// many idle streams open on the same client (they must not slow the short requests down).
 enum UpstreamBenchmark {
     static let usage = """
-        usage: keyward-bench upstream [--url URL] [--requests N (20000)] [--concurrency N (32)] [--threads N (1)]
+        usage: keyward-bench upstream [--url URL] [--requests N (20000)] [--concurrency N (32)]
                                       [--idle-streams N (0)]
         Without --url, a local HTTPServer answering "ok". Idle streams go to a local origin that
         sends a chunked head and then nothing.
@@ -17,14 +17,13 @@ enum UpstreamBenchmark {
     static func run(_ arguments: [String]) -> Int32 {
         let options: CommandLineOptions
         do {
-            options = try CommandLineOptions(arguments, valueFlags: ["url", "requests", "concurrency", "threads", "idle-streams"])
+            options = try CommandLineOptions(arguments, valueFlags: ["url", "requests", "concurrency", "idle-streams"])
         } catch {
             print("\(error)\n\(usage)")
             return 2
         }
         let total = max(1, Int(options.value("requests") ?? "20000") ?? 20_000)
         let inFlight = max(1, Int(options.value("concurrency") ?? "32") ?? 32)
-        let threads = max(1, Int(options.value("threads") ?? "1") ?? 1)
         let idleCount = max(0, Int(options.value("idle-streams") ?? "0") ?? 0)
         do {
             let ok = HTTPServer(
@@ -41,7 +40,7 @@ enum UpstreamBenchmark {
                 ok.stop()
             }
             let url = options.value("url") ?? "http://127.0.0.1:\(ok.port)/"
-            let client = UpstreamClient(configuration: .init(maxConnectionsPerHost: max(inFlight, idleCount), threads: threads))
+            let client = UpstreamClient(configuration: .init(maxConnectionsPerHost: max(inFlight, idleCount)))
             defer { client.shutdown() }
             let idle = (0..<idleCount).map { _ in
                 client.start(UpstreamRequest(url: "http://127.0.0.1:\(hold.port)/sse", idleTimeoutMs: 0), handler: Sink())
@@ -54,8 +53,8 @@ enum UpstreamBenchmark {
             for _ in 0..<inFlight { driver.launch() }
             driver.done.wait()
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
-            print(String(format: "upstream client: %d requests, %d in flight, %d thread(s), %d idle streams: %.0f req/s, %d failures",
-                         total, inFlight, threads, idleCount, Double(total) / seconds, driver.failures.load(ordering: .relaxed)))
+            print(String(format: "upstream client: %d requests, %d in flight, %d idle streams: %.0f req/s, %d failures",
+                         total, inFlight, idleCount, Double(total) / seconds, driver.failures.load(ordering: .relaxed)))
             return driver.failures.load(ordering: .relaxed) == 0 ? 0 : 1
         } catch {
             print("keyward-bench upstream: \(error)")

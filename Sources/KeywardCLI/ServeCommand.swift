@@ -34,9 +34,9 @@ enum ServeCommand {
             let providers = ProviderTable(try ServiceAssembly.providers(path: providersPath, secrets: secrets))
             let store = try ServiceAssembly.store(configuration)
             let asyncStore = try ServiceAssembly.asyncStore(store, configuration, nowMillis: time.nowMillis())
-            // Proxied requests go through the shards' own clients (one per core, see KeywardServer);
+            // Proxied requests go through the shards' own clients (one per core, see Shard);
             // this one only carries the Android handshake's calls to Google.
-            let upstream = UpstreamClient(configuration: .init(threads: 1))
+            let upstream = UpstreamClient()
             let android = try AndroidAssembly.handshake(configuration, secrets: secrets, upstream: upstream)
             let service = try KeywardService(
                 settings: ServiceAssembly.settings(from: configuration), store: store, sessionKeys: keys, providers: providers,

@@ -47,8 +47,7 @@ public final class LocalDeployment: Sendable {
     ///   - wrapStore: wraps the store the service uses (tests put a failing store in front).
     ///   - trustAppleRoot: verify against Apple's real root instead of the test anchor (replaying
     ///     attestations captured from real devices).
-    ///   - shards: the public listener's event loops, as `serve` runs them (see `KeywardServer`);
-    ///     0 = libmicrohttpd's own worker threads handing off to `upstream`.
+    ///   - shards: the public listener's event loops, as `serve` runs them (see `Shard`), at least 1.
     /// - Throws: whatever the first failing step throws: a Foundation file error (folder,
     ///   `providers.toml`), `StoreError`, `CryptoError` (anchor, key), the registry's load error,
     ///   `ProviderTableError` (a secret not in `secrets`), `SessionError`, `HTTPServerError` (bind).

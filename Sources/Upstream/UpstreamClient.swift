@@ -1,15 +1,13 @@
-import Synchronization
-
-/// Keyward's calling side: streamed HTTP/1.1 requests to providers and Google over a libcurl
-/// multi handle driven by the client's own thread (see `MultiLoop`) — or several, one thread each,
-/// when `Configuration.threads` asks for more.
+/// Keyward's calling side: streamed HTTP/1.1 requests to providers and Google over one libcurl
+/// multi handle driven by the client's own thread (see `MultiLoop`). Keyward runs one client per
+/// shard (whose thread also runs that shard's HTTP server) and one for the Google calls.
 ///
 /// Each request gets an easy handle reset to libcurl's defaults (`EasyHandlePool`); connections are
 /// reused through the multi handle's connection cache (`connectionCacheSize` idle ones kept), at most
 /// `maxConnectionsPerHost` per host in use (more requests wait for a free one).
 /// HTTP/1.1 only: fields reach the upstream in the order and case given, and the per-host limit
 /// counts real connections, as nginx's `proxy_pass` does.
-/// Create one client per process and keep it; `shutdown()` (or releasing it) cancels what is running.
+/// Keep a client as long as its thread is needed; `shutdown()` (or releasing it) cancels what is running.
 public final class UpstreamClient: Sendable {
     /// Connection pool and TLS settings.
     public struct Configuration: Sendable {
@@ -28,16 +26,11 @@ public final class UpstreamClient: Sendable {
         /// An explicit egress proxy URL (CURLOPT_PROXY); nil = none, and `http_proxy`-style
         /// environment variables are ignored.
         public var proxy: String?
-        /// Multi handles, each on its own thread (at least 1). Transfers are spread round-robin; each
-        /// multi handle has its own connection cache and limits, so with N threads a host may get up
-        /// to N × `maxConnectionsPerHost` connections.
-        public var threads: Int
 
         public init(
             maxConnectionsPerHost: Int = 64, maxTotalConnections: Int = 0, connectionCacheSize: Int = 256,
-            caBundlePath: String? = nil, proxy: String? = nil, threads: Int = 1
+            caBundlePath: String? = nil, proxy: String? = nil
         ) {
-            self.threads = max(1, threads)
             self.maxConnectionsPerHost = maxConnectionsPerHost
             self.maxTotalConnections = maxTotalConnections
             self.connectionCacheSize = connectionCacheSize
@@ -47,16 +40,12 @@ public final class UpstreamClient: Sendable {
     }
 
     private let configuration: Configuration
-    private let loops: [MultiLoop]
-    /// Round-robin cursor over `loops`.
-    private let nextLoop = Atomic<UInt>(0)
+    private let loop: MultiLoop
 
-    /// Starts the client's thread(s). Calls `curl_global_init` first if this is the first client.
+    /// Starts the client's thread. Calls `curl_global_init` first if this is the first client.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        self.loops = (0..<max(1, configuration.threads)).map {
-            MultiLoop(configuration: configuration, threadName: configuration.threads > 1 ? "kw-upstream-\($0)" : "kw-upstream")
-        }
+        loop = MultiLoop(configuration: configuration, threadName: "kw-upstream")
     }
 
     /// Same as `init(configuration:)` with only the per-host connection limit set.
@@ -64,15 +53,13 @@ public final class UpstreamClient: Sendable {
         self.init(configuration: Configuration(maxConnectionsPerHost: maxConnectionsPerHost))
     }
 
-    deinit { loops.forEach { $0.shutdown(wait: false) } }
+    deinit { loop.shutdown(wait: false) }
 
     /// Starts `request` and streams its response to `handler` (on the client's thread).
     /// Never throws: an unusable request completes the handler with `.invalidRequest`.
     /// - Returns: the transfer, to `resume()` after back-pressure or to `cancel()`.
     @discardableResult
     public func start(_ request: UpstreamRequest, handler: any UpstreamResponseHandler) -> UpstreamTransfer {
-        let turn = loops.count == 1 ? 0 : nextLoop.add(1, ordering: .relaxed).oldValue % UInt(loops.count)  // wraps
-        let loop = loops[Int(turn)]
         let state = TransferState(
             handler: handler, connectTimeoutMs: request.connectTimeoutMs, idleTimeoutMs: request.idleTimeoutMs,
             clock: loop.clock)
@@ -86,25 +73,25 @@ public final class UpstreamClient: Sendable {
         return UpstreamTransfer(state: state, loop: loop)
     }
 
-    /// Runs `source` on the client's (first) thread from its next turn on; see ``AttachedEventSource``.
+    /// Runs `source` on the client's thread from its next turn on; see ``AttachedEventSource``.
     /// A client gets at most one; a second replaces the first.
     public func attach(_ source: AttachedEventSource) {
-        loops[0].attach(source)
+        loop.attach(source)
     }
 
     /// Makes the thread running the attached source take a turn soon, to look at its deadline
     /// again (after another thread changed it). Cheap; does nothing on that thread itself.
     public func wakeAttachedSource() {
-        loops[0].wake()
+        loop.wake()
     }
 
     /// Cancels every transfer (each completes with `.cancelled`), stops the thread and frees the
     /// multi handle; waits for that unless called from a handler. Later `start`s complete at once
     /// with `.cancelled`.
     public func shutdown() {
-        loops.forEach { $0.shutdown(wait: true) }
+        loop.shutdown(wait: true)
     }
 
-    /// True when called on one of the client's own threads (inside a handler), where blocking is forbidden.
-    var isOnClientThread: Bool { loops.contains { $0.isLoopThread } }
+    /// True when called on the client's own thread (inside a handler), where blocking is forbidden.
+    var isOnClientThread: Bool { loop.isLoopThread }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import TestWaiting
 import XCTest
 
 /// Clients leaving while their connection sleeps (libmicrohttpd does not watch suspended sockets).
@@ -21,7 +22,7 @@ final class HTTPServerDepartureTests: XCTestCase {
         try client.send("GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
         XCTAssertEqual(try client.readHead().status, 200)
         XCTAssertNotNil(try client.readChunk())
-        Thread.sleep(forTimeInterval: 0.1)   // let the connection go to sleep on its empty buffer
+        XCTAssertTrue(waitUntil(timeout: 2) { server.suspendedRequests == 1 }, "the connection never went to sleep on its empty buffer")
         let leftAt = Date()
         client.closeNow()
         XCTAssertEqual(closed.wait(timeout: .now() + 3), .success, "onClose never fired")
@@ -42,8 +43,7 @@ final class HTTPServerDepartureTests: XCTestCase {
         }
         let client = try RawClient(port: server.port)
         try client.send("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi")
-        for _ in 0..<100 where keep.value == nil { Thread.sleep(forTimeInterval: 0.01) }
-        Thread.sleep(forTimeInterval: 0.1)
+        XCTAssertTrue(waitUntil(timeout: 2) { keep.value != nil && server.suspendedRequests == 1 }, "the request never went to sleep")
         let leftAt = Date()
         client.closeNow()
         XCTAssertEqual(closed.wait(timeout: .now() + 3), .success, "onClose never fired")
@@ -64,7 +64,8 @@ final class HTTPServerDepartureTests: XCTestCase {
         let client = try RawClient(port: server.port)
         XCTAssertEqual(try client.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n").text, "done")
         client.closeNow()
-        Thread.sleep(forTimeInterval: 0.4)
+        // Longer than one departure check (250 ms): a check that wrongly fired would have by then.
+        XCTAssertTrue(staysFalse(for: 0.4) { fired.value })
         XCTAssertFalse(fired.value)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import TestWaiting
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -13,7 +14,7 @@ final class HTTPServerExternalLoopTests: XCTestCase {
         let loop = TestLoop(for: self)
         let server = try loop.startServer { _, _, writer in
             onAnotherThread {
-                Thread.sleep(forTimeInterval: 0.1)
+                Thread.sleep(forTimeInterval: 0.1)  // a late answer from another thread: the behaviour under test
                 writer.respond(status: 200, headers: [], body: Array("late".utf8))
             }
         }
@@ -85,8 +86,7 @@ final class HTTPServerExternalLoopTests: XCTestCase {
         let server = try loop.startServer { _, _, writer in kept.mutate { $0.append(writer) } }  // never answers
         let client = try RawClient(port: server.port, receiveTimeout: 2)
         try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-        let deadline = Date().addingTimeInterval(2)
-        while server.activeRequests == 0 && Date() < deadline { usleep(5_000) }
+        XCTAssertTrue(waitUntil(timeout: 2) { server.activeRequests > 0 })
         XCTAssertEqual(server.activeRequests, 1)
         server.stop()
         XCTAssertNil(try? client.readHead(), "the connection outlived stop()")

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import TestWaiting
 import XCTest
 
 /// Connection bounds enforced by libmicrohttpd under our configuration.
@@ -37,7 +38,7 @@ final class HTTPServerLimitTests: XCTestCase {
         configuration.connectionTimeoutSeconds = 1
         let server = try startServer(configuration: configuration) { _, _, writer in
             onAnotherThread {
-                Thread.sleep(forTimeInterval: 2.2)
+                Thread.sleep(forTimeInterval: 2.2)  // an answer slower than the idle timeout: the behaviour under test
                 writer.respond(status: 200, body: Array("slow".utf8))
             }
         }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import TestWaiting
 import XCTest
 
 final class HTTPServerResponseTests: XCTestCase {
@@ -68,7 +69,7 @@ final class HTTPServerResponseTests: XCTestCase {
     func testLateResponseFromAnotherThreadThenKeepAlive() throws {
         let server = try startServer { head, _, writer in
             onAnotherThread {
-                Thread.sleep(forTimeInterval: 0.2)
+                Thread.sleep(forTimeInterval: 0.2)  // a late answer: the delay is the behaviour under test
                 writer.respond(status: 201, body: Array("late \(head.path)".utf8))
             }
         }
@@ -86,7 +87,7 @@ final class HTTPServerResponseTests: XCTestCase {
         let server = try startServer { head, _, writer in
             if head.path == "/slow" {
                 onAnotherThread {
-                    Thread.sleep(forTimeInterval: 0.2)
+                    Thread.sleep(forTimeInterval: 0.2)  // a late first answer: the behaviour under test
                     writer.respond(status: 200, body: Array("slow".utf8))
                 }
             } else {

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import TestWaiting
 import XCTest
 
 final class HTTPServerStreamTests: XCTestCase {
@@ -49,7 +50,7 @@ final class HTTPServerStreamTests: XCTestCase {
             let stream = writer.startStream(status: 200, headers: [("Content-Length", "10")])
             onAnotherThread {
                 stream.write(Array("01234".utf8))
-                Thread.sleep(forTimeInterval: 0.05)
+                Thread.sleep(forTimeInterval: 0.05)  // a paced producer: the behaviour under test
                 stream.write(Array("56789".utf8))
                 stream.finish()
             }
@@ -66,7 +67,7 @@ final class HTTPServerStreamTests: XCTestCase {
             let stream = writer.startStream(status: 200)
             onAnotherThread {
                 stream.write(Array("partial".utf8))
-                Thread.sleep(forTimeInterval: 0.1)
+                Thread.sleep(forTimeInterval: 0.1)  // the abort comes after the bytes went out: the behaviour under test
                 stream.abort()
             }
         }
@@ -114,8 +115,9 @@ final class HTTPServerStreamTests: XCTestCase {
         try client.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
         // Do not read: the producer must be told to stop (once the kernel's socket buffers are
         // full), not allowed to buffer everything.
-        for _ in 0..<500 where refusedWrites.value == 0 { Thread.sleep(forTimeInterval: 0.01) }
-        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertTrue(waitUntil(timeout: 5) { refusedWrites.value > 0 }, "write never returned false for a client that does not read")
+        // For a while more the producer keeps trying; the buffer must stay bounded all along.
+        XCTAssertTrue(staysFalse(for: 0.2) { maxBuffered.value > highWater + chunkSize })
         XCTAssertGreaterThanOrEqual(refusedWrites.value, 1, "write never returned false for a client that does not read")
         XCTAssertLessThanOrEqual(maxBuffered.value, highWater + chunkSize)
 
@@ -143,7 +145,7 @@ final class HTTPServerStreamTests: XCTestCase {
                 for _ in 0..<100 {
                     _ = stream.write(Array(": ping\n\n".utf8))
                     if closedAt.value != nil { return }
-                    Thread.sleep(forTimeInterval: 0.1)
+                    Thread.sleep(forTimeInterval: 0.1)  // the heartbeat's pace: the behaviour under test
                 }
             }
         }
@@ -173,11 +175,8 @@ final class HTTPServerStreamTests: XCTestCase {
         XCTAssertNotNil(try client.readChunk())
         client.closeNow()
         let stream = try XCTUnwrap(streamBox.value)
-        var refused = false
-        for _ in 0..<50 where !refused {
-            refused = !stream.write(Array("y".utf8))
-            Thread.sleep(forTimeInterval: 0.05)
-        }
+        // The server notices the close on its next look at the socket: write until it has.
+        let refused = waitUntil(timeout: 3, pollMillis: 20) { !stream.write(Array("y".utf8)) }
         XCTAssertTrue(refused)
         XCTAssertEqual(gone.wait(timeout: .now() + 3), .success)
         let late = DispatchSemaphore(value: 0)
@@ -210,7 +209,7 @@ final class HTTPServerStreamTests: XCTestCase {
         }
         let late = try RawClient(port: server.port)
         try late.send("GET /late HTTP/1.1\r\nHost: x\r\n\r\n")
-        for _ in 0..<100 where writers.value.isEmpty { Thread.sleep(forTimeInterval: 0.01) }
+        XCTAssertTrue(waitUntil(timeout: 2) { !writers.value.isEmpty })
         XCTAssertEqual(writers.value.count, 1)
 
         let stopped = DispatchSemaphore(value: 0)
@@ -243,7 +242,8 @@ final class HTTPServerStreamTests: XCTestCase {
         try leaving.send("GET /open HTTP/1.1\r\nHost: x\r\n\r\n")
         XCTAssertEqual(try leaving.readHead().status, 200)
         leaving.closeNow()
-        Thread.sleep(forTimeInterval: 0.5)
+        // The left request completes (its callbacks released) before the next one is checked.
+        XCTAssertTrue(waitUntil(timeout: 3) { server.activeRequests == 0 })
         XCTAssertEqual(try client.exchange("GET /finish HTTP/1.1\r\nHost: x\r\n\r\n").text, "x")
     }
 
@@ -277,7 +277,7 @@ final class HTTPServerStreamTests: XCTestCase {
             let stream = writer.startStream(status: 200)
             onAnotherThread {
                 stream.write(Array("one ".utf8))
-                Thread.sleep(forTimeInterval: 0.05)
+                Thread.sleep(forTimeInterval: 0.05)  // a paced producer: the behaviour under test
                 stream.write(Array("two".utf8))
                 stream.finish()
             }

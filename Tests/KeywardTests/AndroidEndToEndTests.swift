@@ -10,6 +10,7 @@ import Sessions
 import Store
 import Synchronization
 import Upstream
+import TestWaiting
 import XCTest
 
 /// Issue 5 over loopback HTTP, both modes: challenge → /v1/attest/android → session → a proxied call,
@@ -135,12 +136,9 @@ final class AndroidEndToEndTests: XCTestCase {
         /// The reason slug of the `/v1/attest/android` log line number `index` (0-based), waiting up to a
         /// second for it: the server logs after the response has gone out.
         func reason(ofLine index: Int) -> String? {
-            for _ in 0..<100 {
-                let lines = attestLines()
-                if lines.count > index { return lines[index]["reason"] as? String }
-                usleep(10_000)
-            }
-            return nil
+            var lines: [[String: Any]] = []
+            guard waitUntil(timeout: 1, pollMillis: 10, { lines = attestLines(); return lines.count > index }) else { return nil }
+            return lines[index]["reason"] as? String
         }
     }
 

@@ -1,8 +1,10 @@
+import DeviceSimulator
 import Foundation
 import Keyward
 import KeywardDemo
 import KeywardCrypto
 import Upstream
+import TestWaiting
 import XCTest
 
 /// The `keyward` executable as operators and newcomers use it.
@@ -64,8 +66,7 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(text.contains("curl -N"), text)
         // SIGTERM the moment it has printed: the signal must not fall between handlers being set up.
         process.terminate()
-        let stopBy = Date().addingTimeInterval(15)
-        while process.isRunning, Date() < stopBy { Thread.sleep(forTimeInterval: 0.05) }
+        _ = waitUntil(timeout: 15, pollMillis: 50) { !process.isRunning }
         XCTAssertFalse(process.isRunning, "SIGTERM did not stop demo --keep-running")
     }
 
@@ -165,6 +166,80 @@ final class CommandLineTests: XCTestCase {
         }
     }
 
+    /// `check-config` runs the loading and checks `serve` runs (without binding ports): what one
+    /// refuses, the other refuses with the same message; what one accepts, the other starts with.
+    func testCheckConfigRefusesWhatServeRefuses() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let keys = try IntegrityTestKeys.generate()
+        _ = try folder.write("p.toml", """
+            [p]
+            base_url = "https://api.example.com"
+            secret = "P_KEY"
+            auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
+            allow = [ { method = "GET", path = "/v1/*" } ]
+            """)
+        let config = { (mode: String) in
+            try folder.write("keyward.toml", """
+                providers_file = "p.toml"
+                [listen]
+                proxy = "127.0.0.1:\(freeLoopbackPort())"
+                admin = "127.0.0.1:\(freeLoopbackPort())"
+                [store]
+                url = "sqlite://\(folder.path)/k.db"
+                [android]
+                package_names = ["com.example.app"]
+                signing_cert_digests = ["\(String(repeating: "AB", count: 32))"]
+                mode = "\(mode)"
+                """)
+        }
+        let base = ["KEYWARD_SESSION_KEY": Self.sessionKeyPEM, "P_KEY": "k"]
+        let classic = base.merging(["KEYWARD_PLAY_DECRYPTION_KEY": keys.decryptionKeyBase64,
+                                    "KEYWARD_PLAY_VERIFICATION_KEY": keys.verificationKeyBase64]) { $1 }
+        // (mode, environment, a fragment of the one error line)
+        let cases: [(String, [String: String], String)] = [
+            ("classic", classic.merging(["KEYWARD_PLAY_DECRYPTION_KEY": "DECRYPTION_KEY=" + keys.decryptionKeyBase64]) { $1 }, "decryption key"),
+            ("classic", classic.merging(["KEYWARD_PLAY_VERIFICATION_KEY": "VERIFICATION_KEY=" + keys.verificationKeyBase64]) { $1 }, "verification key"),
+            ("classic", classic.filter { $0.key != "KEYWARD_PLAY_DECRYPTION_KEY" }, "KEYWARD_PLAY_DECRYPTION_KEY"),
+            ("standard", base, "KEYWARD_GOOGLE_SERVICE_ACCOUNT"),
+            ("classic", classic.merging(["KEYWARD_SESSION_KEYS_RETIRED": "kid-1 retired last week"]) { $1 }, "KEYWARD_SESSION_KEYS_RETIRED"),
+        ]
+        for (index, (mode, environment, expected)) in cases.enumerated() {
+            let path = try config(mode)
+            let check = try KeywardBinary.run(["check-config", "--config", path], environment: environment)
+            XCTAssertEqual(check.status, 1, "case \(index): check-config said \(check.stdout)")
+            XCTAssertTrue(check.stderr.contains(expected), "case \(index): expected \(expected) in \(check.stderr)")
+            let serve = try KeywardBinary.run(["serve", "--config", path], environment: environment, timeout: 30)
+            XCTAssertEqual(serve.status, 1, "case \(index): serve")
+            XCTAssertTrue(serve.stderr.contains(expected), "case \(index): expected \(expected) in \(serve.stderr)")
+        }
+        // The control: the same files with good keys pass.
+        let good = try KeywardBinary.run(["check-config", "--config", try config("classic")], environment: classic)
+        XCTAssertEqual(good.status, 0, good.stderr)
+    }
+
+    func testKeyFileErrorsAreOneLineNamingTheFileAndWhatToDo() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let missing = folder.path + "/missing.pem"
+        let garbage = try folder.write("garbage.pem", "not a key\n")
+        let cases: [([String], String, String)] = [
+            (["keys", "rotate", "--key-file", missing, "--retired-file", folder.path + "/retired.pem"], missing, "keyward keys generate"),
+            (["keys", "kid", "--key-file", missing], missing, "keyward keys generate"),
+            (["keys", "rotate", "--key-file", garbage, "--retired-file", folder.path + "/retired.pem"], garbage, "PKCS#8"),
+            (["keys", "generate", "--out", folder.path + "/no-such-folder/key.pem"], folder.path + "/no-such-folder/key.pem", "folder"),
+        ]
+        for (arguments, file, hint) in cases {
+            let result = try KeywardBinary.run(arguments)
+            let lines = result.stderr.split(separator: "\n")
+            XCTAssertEqual(result.status, 1, arguments.joined(separator: " "))
+            XCTAssertEqual(lines.count, 1, "\(arguments.joined(separator: " ")): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains(file) && result.stderr.contains(hint), "\(arguments.joined(separator: " ")): \(result.stderr)")
+            XCTAssertFalse(result.stderr.contains("NSCocoaErrorDomain"), result.stderr)
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder.path + "/retired.pem"), "rotate wrote the retired file before failing")
+    }
+
     // MARK: serve, SIGHUP, mint, devices
 
     func testServeReloadsOnSIGHUPKeepingTheOldRegistryWhenTheNewOneIsBroken() throws {
@@ -211,29 +286,37 @@ final class CommandLineTests: XCTestCase {
         serve.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let logPipe = Pipe()
         serve.standardError = logPipe
+        // Read as it comes, so a test step can wait for the line its signal produces.
         let log = LockedData()
-        DispatchQueue.global().async { log.set(logPipe.fileHandleForReading.readDataToEndOfFile()) }
+        let logClosed = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            var all = Data()
+            while true {
+                let chunk = logPipe.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                all.append(chunk)
+                log.set(all)
+            }
+            logClosed.signal()
+        }
+        let logged = { (text: String) in String(decoding: log.data, as: UTF8.self).contains(text) }
         try serve.run()
         defer { if serve.isRunning { serve.terminate() } }
 
         let client = DemoClient(baseURL: "http://127.0.0.1:\(port)", client: sharedClient)
-        var ready = false
-        for _ in 0..<100 where !ready {
-            ready = (try? client.call("GET", "/healthz").status) == 200
-            if !ready { Thread.sleep(forTimeInterval: 0.05) }
-        }
+        let ready = waitUntil(timeout: 30, pollMillis: 50) { (try? client.call("GET", "/healthz").status) == 200 }
         XCTAssertTrue(ready, "serve did not come up")
         let bearer = ("Authorization", "Bearer " + token)
         XCTAssertEqual(try client.call("GET", "/p/first/v1/models", headers: [bearer]).status, 200)
 
         try "[first\nbase_url = ".write(toFile: providers, atomically: true, encoding: .utf8)
         kill(serve.processIdentifier, SIGHUP)
-        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertTrue(waitUntil(timeout: 10) { logged("providers_reload_refused") }, "the broken registry was never refused")
         XCTAssertEqual(try client.call("GET", "/p/first/v1/models", headers: [bearer]).status, 200, "the old registry must stay")
 
         try (provider("first", "/v1/models") + provider("second", "/v2/models")).write(toFile: providers, atomically: true, encoding: .utf8)
         kill(serve.processIdentifier, SIGHUP)
-        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertTrue(waitUntil(timeout: 10) { logged("providers_reloaded") }, "the fixed registry was never loaded")
         XCTAssertEqual(try client.call("GET", "/p/second/v2/models", headers: [bearer]).status, 200)
         XCTAssertEqual(upstream.received.last?.target, "/v2/models")
 
@@ -247,7 +330,7 @@ final class CommandLineTests: XCTestCase {
         kill(serve.processIdentifier, SIGTERM)
         serve.waitUntilExit()
         XCTAssertEqual(serve.terminationStatus, 0)
-        Thread.sleep(forTimeInterval: 0.1)
+        XCTAssertEqual(logClosed.wait(timeout: .now() + 5), .success, "the log pipe never closed")
         let lines = String(decoding: log.data, as: UTF8.self)
         XCTAssertTrue(lines.contains("providers_reload_refused"), lines)
         XCTAssertTrue(lines.contains("providers.toml:"), "the refusal names file and line")

@@ -1,6 +1,7 @@
 import Foundation
 import Keyward
 import KeywardDemo
+import TestWaiting
 import XCTest
 
 final class LogSinkTests: XCTestCase {
@@ -34,10 +35,10 @@ final class LogSinkTests: XCTestCase {
         let sink = BufferedLogSink(target: FileDescriptorLogSink(descriptor: descriptor), intervalMillis: 20)
         sink.write(line: "{\"n\":1}")
         var content = ""
-        for _ in 0..<100 where content.isEmpty {
-            Thread.sleep(forTimeInterval: 0.01)
+        XCTAssertTrue(waitUntil(timeout: 2) {
             content = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-        }
+            return !content.isEmpty
+        }, "the sink never flushed on its own")
         XCTAssertEqual(content, "{\"n\":1}\n")
     }
 }

@@ -3,6 +3,7 @@ import HTTPServer
 import Keyward
 import KeywardDemo
 import Synchronization
+import TestWaiting
 import XCTest
 
 /// A small answer of known length read whole with its head goes out as one response; every other
@@ -19,7 +20,7 @@ final class ProxySmallAnswerTests: XCTestCase {
                     status: 201, headers: [("Content-Type", "text/plain"), ("Content-Length", String(declared)), ("X-Upstream", "paced")])
                 DispatchQueue.global().async {
                     for (index, piece) in pieces.enumerated() {
-                        if index > 0 { Thread.sleep(forTimeInterval: pauseSeconds) }
+                        if index > 0 { Thread.sleep(forTimeInterval: pauseSeconds) }  // a paced upstream: the behaviour under test
                         stream.write(Array(piece.utf8))
                     }
                     if pieces.joined().utf8.count == declared { stream.finish() } else { stream.abort() }

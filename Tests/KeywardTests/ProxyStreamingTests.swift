@@ -3,6 +3,7 @@ import Keyward
 import KeywardDemo
 import Synchronization
 import Upstream
+import TestWaiting
 import XCTest
 
 /// Long and abandoned streams through the proxy: memory stays flat, a leaving client stops the upstream.
@@ -45,23 +46,20 @@ final class ProxyStreamingTests: XCTestCase {
             UpstreamRequest(url: env.deployment.baseURL + "/p/hose/stream", method: "GET", headers: [env.bearer(token)], body: [],
                             connectTimeoutMs: 2000, idleTimeoutMs: 10_000),
             handler: collector)
-        while collector.received.load(ordering: .relaxed) < 4 << 20 { Thread.sleep(forTimeInterval: 0.01) }
+        XCTAssertTrue(waitUntil(timeout: 30) { collector.received.load(ordering: .relaxed) >= 4 << 20 }, "the stream never reached 4 MiB")
         let leftAt = DispatchTime.now()
         transfer.cancel()
         var closedAt: DispatchTime?
-        for _ in 0..<200 {
+        _ = waitUntil(timeout: 2) {
             closedAt = hose.shared.state.withLock { $0.closedAt }
-            if closedAt != nil { break }
-            Thread.sleep(forTimeInterval: 0.01)
+            return closedAt != nil
         }
         let seen = try XCTUnwrap(closedAt, "the upstream never saw the client leave")
         let millis = Double(seen.uptimeNanoseconds - leftAt.uptimeNanoseconds) / 1e6
         XCTAssertLessThan(millis, 1000)
         // The client left: logged as such, and not counted against the provider.
-        var logged = false
-        for _ in 0..<100 where !logged {
-            logged = env.logLines.contains { $0.contains("\"provider\":\"hose\"") && $0.contains("\"reason\":\"client_gone\"") }
-            if !logged { Thread.sleep(forTimeInterval: 0.01) }
+        let logged = waitUntil(timeout: 2) {
+            env.logLines.contains { $0.contains("\"provider\":\"hose\"") && $0.contains("\"reason\":\"client_gone\"") }
         }
         XCTAssertTrue(logged, "no client_gone line: \(env.logLines.suffix(2))")
         XCTAssertEqual(env.deployment.service.metrics.value("keyward_upstream_errors_total", ["provider": "hose", "reason": "upstream_cancelled"]), 0)

@@ -3,6 +3,7 @@ import HTTPServer
 import Keyward
 import KeywardDemo
 import Synchronization
+import TestWaiting
 import XCTest
 
 /// What sharding changes at the process level: the listeners share one port, a second Keyward
@@ -38,8 +39,7 @@ final class ShardedServingTests: XCTestCase {
         XCTAssertEqual(firstEvent.wait(timeout: .now() + 3), .success)
         env.deployment.server.drain(gracePeriodMilliseconds: 300)
         XCTAssertEqual(ended.wait(timeout: .now() + 3), .success)
-        let deadline = Date().addingTimeInterval(2)
-        while env.lastReason(route: "proxy") == nil && Date() < deadline { usleep(10_000) }
+        _ = waitUntil(timeout: 2) { env.lastReason(route: "proxy") != nil }
         XCTAssertEqual(env.lastReason(route: "proxy"), "stream_cut_server_stopping")
     }
 
@@ -62,8 +62,7 @@ final class ShardedServingTests: XCTestCase {
             status.withLock { $0 = result?.status }
             streamed.signal()
         }
-        let firstEvent = Date().addingTimeInterval(3)
-        while events.withLock({ $0.isEmpty }) && Date() < firstEvent { usleep(5_000) }
+        _ = waitUntil(timeout: 3) { !events.withLock { $0.isEmpty } }
         XCTAssertEqual(events.withLock { $0.first }, "data: 1")
 
         let started = Date()

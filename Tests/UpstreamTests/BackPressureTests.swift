@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import TestWaiting
 import XCTest
 @testable import Upstream
 import KeywardSupport
@@ -72,7 +73,7 @@ final class BackPressureTests: XCTestCase {
             var written = connection.withLock { $0?.bytesWritten } ?? 0
             var stalled = false
             for _ in 0..<40 where !stalled {
-                Thread.sleep(forTimeInterval: 0.05)
+                Thread.sleep(forTimeInterval: 0.05)  // the sampling interval of "no progress": the measurement itself
                 let now = connection.withLock { $0?.bytesWritten } ?? 0
                 stalled = now == written
                 written = now
@@ -97,7 +98,7 @@ final class BackPressureTests: XCTestCase {
         let server = try TestUpstreamServer { _, conn in
             conn.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
             conn.writeChunk(Array("first".utf8))
-            Thread.sleep(forTimeInterval: 0.05)
+            Thread.sleep(forTimeInterval: 0.05)  // a paced upstream: the behaviour under test
             conn.writeChunk(Array("second".utf8))
             conn.write("0\r\n\r\n")
         }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import TestWaiting
 import XCTest
 @testable import Upstream
 import KeywardSupport
@@ -30,7 +31,8 @@ final class CancellationTests: XCTestCase {
         cancelledAt.withLock { $0 = Date() }
         transfer.cancel()  // from the test thread, not the client's
         XCTAssertTrue(handler.waitForCompletion(timeout: 1))
-        Thread.sleep(forTimeInterval: 0.2)
+        // The upstream thread records when it saw the close; wait for that, not for a while.
+        XCTAssertTrue(waitUntil(timeout: 5) { closedAfter.withLock { $0 } != nil }, "the upstream never saw the connection close")
 
         let record = handler.snapshot
         XCTAssertEqual(record.error, .cancelled)
@@ -58,7 +60,8 @@ final class CancellationTests: XCTestCase {
         })
         let transfer = client.start(UpstreamRequest(url: "http://127.0.0.1:\(server.port)/"), handler: handler)
         XCTAssertEqual(paused.wait(timeout: .now() + 5), .success)
-        Thread.sleep(forTimeInterval: 0.1)
+        // The loop pauses the transfer as the callback returns false, before it reads its inbox
+        // again, so this cancel always meets a paused transfer.
         transfer.cancel()
         transfer.cancel()  // idempotent
 
@@ -105,7 +108,7 @@ final class CancellationTests: XCTestCase {
         for handler in handlers {
             client.start(UpstreamRequest(url: "http://127.0.0.1:\(server.port)/"), handler: handler)
         }
-        Thread.sleep(forTimeInterval: 0.1)
+        XCTAssertTrue(waitUntil(timeout: 3) { server.requests.count == 3 }, "the transfers never reached the upstream")
         client.shutdown()
 
         for handler in handlers {

@@ -79,23 +79,4 @@ extension ConnectionPoolTests {
         XCTAssertEqual(server.requests.count, 48)
         XCTAssertEqual(server.connectionCount, 16)
     }
-
-    func testSeveralLoopThreadsShareTheTransfersAndEachCallsItsHandlersOnItsOwnThread() throws {
-        let server = try echoPathServer()
-        defer { server.stop() }
-        let client = UpstreamClient(configuration: .init(maxConnectionsPerHost: 4, threads: 2))
-        defer { client.shutdown() }
-
-        let handlers = (0..<100).map { _ in RecordingHandler() }
-        for (index, handler) in handlers.enumerated() {
-            handler.threadProbe = { client.isOnClientThread }
-            client.start(UpstreamRequest(url: "http://127.0.0.1:\(server.port)/t/\(index)"), handler: handler)
-        }
-        for (index, handler) in handlers.enumerated() {
-            XCTAssertTrue(handler.waitForCompletion())
-            XCTAssertEqual(handler.snapshot.body, Array("/t/\(index)".utf8))
-            XCTAssertEqual(Set(handler.snapshot.callsOnClientThread), [true])
-        }
-        XCTAssertLessThanOrEqual(server.connectionCount, 8)  // 2 multi handles × 4 per host
-    }
 }

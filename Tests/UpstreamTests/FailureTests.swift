@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import TestWaiting
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -63,7 +64,9 @@ final class FailureTests: XCTestCase {
             }
             fillers.append(filler)
         }
-        Thread.sleep(forTimeInterval: 0.1)
+        // The first filler's handshake completes into the one-slot accept queue; the others'
+        // SYNs are dropped. Wait for that one, so the queue is surely full.
+        XCTAssertTrue(waitUntil(timeout: 2) { fillers.contains { Self.isConnected($0) } }, "no filler connected")
 
         let started = Date()
         let handler = RecordingHandler()
@@ -114,5 +117,14 @@ final class FailureTests: XCTestCase {
         let silence = try XCTUnwrap(record.completedAt).timeIntervalSince(try XCTUnwrap(record.chunkTimes.last))
         XCTAssertGreaterThanOrEqual(silence, 0.39)
         XCTAssertLessThan(silence, 0.9)
+    }
+
+    /// True when the non-blocking `socket`'s connect has completed (it polls writable, no error).
+    private static func isConnected(_ socket: Int32) -> Bool {
+        var entry = pollfd(fd: socket, events: Int16(POLLOUT), revents: 0)
+        guard poll(&entry, 1, 0) == 1, entry.revents & Int16(POLLOUT) != 0 else { return false }
+        var error: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        return getsockopt(socket, SOL_SOCKET, SO_ERROR, &error, &length) == 0 && error == 0
     }
 }

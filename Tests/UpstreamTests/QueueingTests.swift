@@ -1,4 +1,5 @@
 import Foundation
+import TestWaiting
 import XCTest
 @testable import Upstream
 
@@ -6,7 +7,7 @@ import XCTest
 final class QueueingTests: XCTestCase {
     func testTransferQueuedBehindTheHostLimitWaitsThenRuns() throws {
         let server = try TestUpstreamServer { request, conn in
-            if request.target == "/slow" { Thread.sleep(forTimeInterval: 0.3) }
+            if request.target == "/slow" { Thread.sleep(forTimeInterval: 0.3) }  // a slow upstream: the behaviour under test
             conn.respond(status: 200, body: Array(request.target.utf8))
         }
         defer { server.stop() }
@@ -28,7 +29,7 @@ final class QueueingTests: XCTestCase {
 
     func testQueueWaitLongerThanTheConnectTimeoutIsConnect() throws {
         let server = try TestUpstreamServer { request, conn in
-            Thread.sleep(forTimeInterval: 0.8)
+            Thread.sleep(forTimeInterval: 0.8)  // holds the one connection: the behaviour under test
             conn.respond(status: 200)
         }
         defer { server.stop() }
@@ -38,7 +39,7 @@ final class QueueingTests: XCTestCase {
         let holder = RecordingHandler()
         let queued = RecordingHandler()
         client.start(UpstreamRequest(url: "http://127.0.0.1:\(server.port)/hold"), handler: holder)
-        Thread.sleep(forTimeInterval: 0.05)
+        XCTAssertTrue(waitUntil(timeout: 3) { !server.requests.isEmpty }, "the holder never reached the upstream")
         client.start(UpstreamRequest(url: "http://127.0.0.1:\(server.port)/q", connectTimeoutMs: 200), handler: queued)
         XCTAssertTrue(queued.waitForCompletion(timeout: 3))
         XCTAssertTrue(holder.waitForCompletion(timeout: 3))
@@ -59,7 +60,7 @@ extension QueueingTests {
 
         let held = RecordingHandler()
         let transfer = client.start(UpstreamRequest(url: "http://127.0.0.1:\(holding.port)/"), handler: held)
-        while holding.requests.isEmpty { Thread.sleep(forTimeInterval: 0.01) }
+        XCTAssertTrue(waitUntil(timeout: 3) { !holding.requests.isEmpty }, "the held request never reached the upstream")
         let handler = RecordingHandler()
         client.start(UpstreamRequest(url: "http://127.0.0.1:\(other.port)/", connectTimeoutMs: 1000), handler: handler)
         XCTAssertTrue(handler.waitForCompletion(timeout: 3))

@@ -1,4 +1,5 @@
 import Dispatch
+import TestWaiting
 import XCTest
 @testable import Upstream
 
@@ -123,7 +124,8 @@ final class ResponseStreamingTests: XCTestCase {
         let handler = RecordingHandler()
         client.start(UpstreamRequest(url: "http://127.0.0.1:\(server.port)/start"), handler: handler)
         XCTAssertTrue(handler.waitForCompletion())
-        Thread.sleep(forTimeInterval: 0.2)
+        // A client that followed the redirect would connect to `elsewhere` about now.
+        XCTAssertTrue(staysFalse(for: 0.2) { elsewhere.connectionCount > 0 })
 
         XCTAssertEqual(handler.snapshot.status, 302)
         XCTAssertEqual(handler.snapshot.headers.first?.1, "http://127.0.0.1:\(elsewhere.port)/stolen")

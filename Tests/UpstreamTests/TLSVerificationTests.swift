@@ -1,4 +1,5 @@
 import Foundation
+import TestWaiting
 import XCTest
 @testable import Upstream
 
@@ -80,7 +81,7 @@ final class TLSVerificationTests: XCTestCase {
             } catch {
                 if error != .connect { return }  // something answered (badly, it speaks TLS): listening
             }
-            Thread.sleep(forTimeInterval: 0.05)
+            Thread.sleep(forTimeInterval: 0.05)  // a bounded retry (100 tries) while s_server starts
         }
         throw XCTSkip("openssl s_server did not start")
     }

@@ -1,4 +1,5 @@
 import PlayIntegrity
+import Sessions
 import Store
 
 /// Everything Android in `POST /v1/attest/android` except HTTP, the challenge and the session: the
@@ -93,7 +94,7 @@ public final class AndroidAttestation: Sendable {
 
     /// The device row to register for an accepted request: no key, counter 0, the mode as environment.
     public func deviceRecord(for request: AndroidAttestRequest, now: Int64) -> DeviceRecord {
-        DeviceRecord(id: request.deviceID, platform: "android", publicKey: [], counter: 0, environment: settings.mode.rawValue,
+        DeviceRecord(id: request.deviceID, platform: SessionPlatform.android.rawValue, publicKey: [], counter: 0, environment: settings.mode.rawValue,
                      createdAt: now, lastSeenAt: now)
     }
 

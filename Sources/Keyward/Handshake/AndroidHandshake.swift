@@ -4,19 +4,31 @@ import Sessions
 import Store
 import Upstream
 
-/// The Android handshake (`POST /v1/attest/android`): a Play Integrity verdict bound
-/// to a fresh challenge and the app's install id → a session for hex(SHA256(package ‖ install_id)).
+/// The Android handshake's configuration (`POST /v1/attest/android`): the Play Integrity
+/// verifier built from `[android]`. The service runs it as an ``AndroidAttestHandshake``.
 public final class AndroidHandshake: Sendable {
     let attestation: AndroidAttestation
 
     /// Wraps the Play Integrity verifier built from `[android]` (see `AndroidAssembly`).
     public init(attestation: AndroidAttestation) { self.attestation = attestation }
+}
 
-    /// - Throws: `bad_request` (body, token over 16 KiB, install id), `challenge_invalid`,
-    ///   `attestation_invalid` (verdict refused), `rate_limited` (daily decode budget),
-    ///   `forbidden` (device revoked), `upstream_error` (Google), `internal_error`, `unavailable`.
-    func attest(body: [UInt8], service: KeywardService, context: RequestRecord) throws(APIError) -> String {
-        context.update { $0.platform = "android" }
+/// `POST /v1/attest/android`: a Play Integrity verdict bound to a fresh challenge and the app's
+/// install id registers the device hex(SHA256(package ‖ install_id)). Standard mode calls Google,
+/// so the router runs it on the blocking executor, never on a loop thread.
+struct AndroidAttestHandshake: Handshake {
+    let attestation: AndroidAttestation
+    let store: any Store
+    let time: any TimeSource
+
+    struct Parsed {
+        let request: AndroidAttestRequest
+        let challenge: String
+    }
+
+    /// - Throws: `bad_request` (body, token over 16 KiB, install id, package name).
+    func parse(_ body: [UInt8], record: RequestRecord) throws(APIError) -> Parsed {
+        record.update { $0.platform = .android }
         let fields = try HandshakeBody.decode(AndroidAttestBody.self, from: body)
         let request: AndroidAttestRequest
         do {
@@ -24,26 +36,38 @@ public final class AndroidHandshake: Sendable {
         } catch {
             throw Self.apiError(error)
         }
-        context.update { $0.deviceID = request.deviceID }
-        let challenge = try service.spendChallenge(fields.challenge)
+        record.update { $0.deviceID = request.deviceID }
+        return Parsed(request: request, challenge: fields.challenge)
+    }
+
+    func challenge(of parsed: Parsed) -> String { parsed.challenge }
+
+    /// - Throws: `attestation_invalid` (verdict refused), `rate_limited` (daily decode budget),
+    ///   `upstream_error` (Google), `internal_error`, `unavailable`.
+    func verify(_ parsed: Parsed, challenge: [UInt8], record: RequestRecord) throws(APIError) -> AndroidAttestRequest {
         do {
-            _ = try attestation.verify(request, challenge: challenge, nowMillis: service.time.nowMillis(), store: service.store)
+            _ = try attestation.verify(parsed.request, challenge: challenge, nowMillis: time.nowMillis(), store: store)
         } catch {
-            service.metrics.increment("keyward_attestations_total", ["platform": "android", "outcome": error.reason])
+            record.note(.attestation(platform: .android, outcome: error.reason))
             throw Self.apiError(error)
         }
-        service.metrics.increment("keyward_attestations_total", ["platform": "android", "outcome": "ok"])
-        let now = service.time.nowSeconds()
+        record.note(.attestation(platform: .android, outcome: "ok"))
+        return parsed.request
+    }
+
+    /// - Throws: `forbidden` (device revoked), `attestation_invalid` `device_platform_conflict`, `unavailable`.
+    func register(_ request: AndroidAttestRequest, record: RequestRecord) throws(APIError) -> (deviceID: String, platform: SessionPlatform) {
+        let now = time.nowSeconds()
         let outcome: RegisterOutcome
-        do { outcome = try service.store.registerDevice(attestation.deviceRecord(for: request, now: now)) } catch {
-            throw service.storeFailure("device_register", error)
+        do { outcome = try store.registerDevice(attestation.deviceRecord(for: request, now: now)) } catch {
+            throw StoreFailure.apiError("device_register", error, record: record)
         }
         if case .existing(let existing) = outcome {
             guard !existing.revoked else { throw APIError(.forbidden, reason: "device_revoked") }
-            guard existing.platform == "android" else { throw APIError(.attestationInvalid, reason: "device_platform_conflict") }
-            _ = try? service.store.markSeen(deviceID: request.deviceID, now: now)
+            guard existing.platform == SessionPlatform.android.rawValue else { throw APIError(.attestationInvalid, reason: "device_platform_conflict") }
+            _ = try? store.markSeen(deviceID: request.deviceID, now: now)
         }
-        return try service.grantSession(deviceID: request.deviceID, platform: .android, context: context)
+        return (request.deviceID, .android)
     }
 
     /// The API error for an Android refusal; `Retry-After` on the budget's 429.

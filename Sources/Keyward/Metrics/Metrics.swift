@@ -41,7 +41,8 @@ public final class Metrics: Sendable {
     /// Empty counters and histogram; the open-streams gauge at 0.
     public init() {}
 
-    /// Adds one to counter `name` for the label set `labels` (pairs of label name and value).
+    /// Adds one to counter `name` for the label set `labels` (pairs of label name and value): the
+    /// untyped form under ``count(_:)``, which is what the service calls.
     public func increment(_ name: String, _ labels: KeyValuePairs<String, String>) {
         let key = Metrics.labelText(labels)
         state.withLock { state in state.counters[name, default: [:]][key, default: 0] += 1 }

@@ -3,11 +3,13 @@ import ProviderRegistry
 import Synchronization
 import Upstream
 
-/// One proxied transfer: the upstream's answer streamed to the client as it arrives, with
-/// back-pressure both ways.
+/// The response phases of one proxied request: the upstream's head rewritten
+/// (``ProxyResponseHead``), its body relayed to the client as it arrives with back-pressure both
+/// ways, and the request finished (``RequestFinisher``) however the transfer ends.
 ///
-/// Upstream callbacks arrive on the upstream client's thread; the client stream's callbacks on
-/// the server's threads. A slow client makes `write` refuse more, which pauses the upstream
+/// Upstream callbacks arrive on the upstream client's thread, the client stream's on the server's:
+/// in a ``Shard`` that is one and the same thread, but the state still sits behind a lock, since the
+/// server's departure check and a stop call `onClose` from other threads. A slow client makes `write` refuse more, which pauses the upstream
 /// transfer until the stream drains (`onWritable` → `resume`); a client that leaves cancels the
 /// upstream transfer (`onClose` → `cancel`). Memory per stream is bounded by the server's stream
 /// buffer plus one upstream chunk, however long the response.
@@ -44,26 +46,28 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
         var bytesOut: Int64 = 0
     }
 
-    private let service: KeywardService
     private let writer: ResponseWriter
-    private let context: RequestRecord
-    private let providerName: String
+    private let record: RequestRecord
     private let method: String
-    private let credential: ProviderCredential
+    private let responseHead: ProxyResponseHead
+    private let finisher: RequestFinisher
+    private let lifecycle: Lifecycle
+    private let time: any TimeSource
     private let sentAtMillis: Int64
     private let state = Mutex(State())
 
     init(
-        service: KeywardService, writer: ResponseWriter, context: RequestRecord, providerName: String, method: String,
-        credential: ProviderCredential
+        writer: ResponseWriter, record: RequestRecord, method: String, responseHead: ProxyResponseHead,
+        finisher: RequestFinisher, lifecycle: Lifecycle, time: any TimeSource
     ) {
-        self.service = service
         self.writer = writer
-        self.context = context
-        self.providerName = providerName
+        self.record = record
         self.method = method
-        self.credential = credential
-        sentAtMillis = service.time.nowMillis()
+        self.responseHead = responseHead
+        self.finisher = finisher
+        self.lifecycle = lifecycle
+        self.time = time
+        sentAtMillis = time.nowMillis()
     }
 
     /// Hands over the started transfer, replaying a resume or cancel that raced ahead of it. A
@@ -81,12 +85,9 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
     // MARK: UpstreamResponseHandler
 
     func upstreamHead(status: Int, headers: [(String, String)]) {
-        let seconds = Double(service.time.nowMillis() - sentAtMillis) / 1000
-        service.metrics.observeUpstreamLatency(provider: providerName, seconds: seconds)
-        var clientHeaders = ResponseRewrite.clientHeaders(headers.map { (name: $0.0, value: $0.1) }, credential: credential)
-            .map { ($0.name, $0.value) }
-        // The provider's own X-Request-Id (if any) passes through untouched; ours has its own name.
-        clientHeaders.append(("X-Keyward-Request-Id", context.id))
+        let seconds = Double(time.nowMillis() - sentAtMillis) / 1000
+        record.update { $0.upstreamHeadSeconds = seconds }
+        let clientHeaders = responseHead.clientHeaders(headers)
         if status == 204 || status == 304 {
             // No content by definition (RFC 9110 §15.3.5, §15.4.5): a fixed empty answer, since a
             // stream would frame an empty chunked body.
@@ -107,12 +108,12 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
 
     /// Sends the head and opens the client stream the body is written to.
     private func startStream(status: Int, headers: [(String, String)]) -> ResponseStream {
-        context.update { $0.status = status }
+        record.update { $0.status = status }
         let stream = writer.startStream(status: status, headers: headers)
         stream.onWritable = { [weak self] in self?.clientDrained() }
         stream.onClose = { [weak self] in self?.clientLeft() }
         state.withLock { $0.stream = stream }
-        service.metrics.streamOpened()
+        finisher.metrics.streamOpened()
         return stream
     }
 
@@ -144,11 +145,11 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
         return length
     }
 
-    /// Sends head and whole body as one response: logged first, like every answer, then handed over.
+    /// Sends head and whole body as one response: finished first, like every answer, then handed over.
     private func answer(_ head: HeldHead, body: [UInt8]) {
         state.withLock { $0.answered = true }
-        context.update { $0.bytesOut = Int64(body.count) }
-        if context.markFinished(status: head.status) { service.log(context) }
+        record.update { $0.bytesOut = Int64(body.count) }
+        finisher.finish(record, status: head.status)
         writer.respond(status: head.status, headers: head.headers, body: body)
     }
 
@@ -160,38 +161,23 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
         let clientCancelled = clientGone && error == .cancelled
         guard let stream else {
             // Nothing was sent yet: the client gets one API error.
-            let apiError: APIError
-            switch error {
-            case .timeout?: apiError = APIError(.upstreamTimeout, reason: "upstream_timeout")
-            case .cancelled? where clientGone: apiError = APIError(.upstreamError, reason: "client_gone")
-            // libcurl refused what the client sent (a header it cannot frame): the client's fault.
-            case .invalidRequest?: apiError = APIError(.badRequest, reason: "request_unforwardable")
-            case let other?: apiError = APIError(.upstreamError, reason: other.reason)
-            case nil: apiError = APIError(.upstreamError, reason: headWasHeld ? "upstream_body_missing" : "upstream_no_response")
-            }
+            let apiError = ProxyOutcome.apiError(error, clientGone: clientGone, headWasHeld: headWasHeld)
             if !clientCancelled && apiError.code != .badRequest {
-                service.metrics.increment("keyward_upstream_errors_total", ["provider": providerName, "reason": apiError.reason])
+                record.note(.upstreamError(provider: responseHead.providerName, reason: apiError.reason))
             }
-            service.respondError(writer, context, apiError)
+            finisher.respondError(writer, record, apiError)
             return
         }
-        context.update {
+        let reason = ProxyOutcome.streamReason(error, clientCancelled: clientCancelled, cutByStop: lifecycle.isCutting)
+        record.update {
             $0.bytesOut = bytesOut
-            if service.cutting.load(ordering: .relaxed) && (clientCancelled || error == .cancelled) {
-                // A graceful stop ran out of time: it cancelled the transfer (sharded) or closed the
-                // client's connection (pooled). Either way the stop cut it, not the client.
-                $0.reason = "stream_cut_server_stopping"
-            } else if clientCancelled {
-                $0.reason = "client_gone"
-            } else if let error {
-                $0.reason = "stream_cut_" + error.reason
-            }
+            if let reason { $0.reason = reason }
         }
         if let error, !clientCancelled {
-            service.metrics.increment("keyward_upstream_errors_total", ["provider": providerName, "reason": error.reason])
+            record.note(.upstreamError(provider: responseHead.providerName, reason: error.reason))
         }
-        service.metrics.streamClosed()
-        if context.markFinished(status: 0) { service.log(context) }
+        finisher.metrics.streamClosed()
+        finisher.finish(record, status: 0)
         if error != nil { stream.abort() } else { stream.finish() }
     }
 

@@ -26,7 +26,7 @@ public struct AdminRoutes: Sendable {
         case "/healthz":
             writer.respond(status: 200, headers: [("Content-Type", "application/json")], body: Array("{\"status\":\"ok\"}".utf8))
         case "/readyz":
-            service.checkReady { failure in
+            service.lifecycle.checkReady(record: nil) { failure in
                 if let error = failure {
                     writer.respond(status: error.code.status, headers: [("Content-Type", "application/json")] + error.headers, body: error.code.body)
                 } else {

@@ -3,37 +3,28 @@ import Foundation
 import HTTPServer
 import Upstream
 
-/// The running process: the public listener, the admin listener, and signal handling.
+/// The running process: the public listener's shards, the admin listener, the purge timer and
+/// signal handling. ``Shard`` lists every thread the process runs.
 ///
 /// SIGHUP reloads `providers.toml` and the provider secrets through `reloadProviders`; a registry
 /// that fails validation is logged with its errors and the one in force stays. SIGTERM and SIGINT
 /// stop both listeners.
-///
-/// The public listener runs in one of two ways:
-/// - **sharded** (`shards` > 0, what `serve` does): N event loops, one thread each, every one
-///   running its own libmicrohttpd daemon (all bound to the one port with SO_REUSEPORT, the
-///   kernel spreading connections) and its own libcurl multi handle. A proxied request is read,
-///   forwarded and answered on one thread, without the two cross-thread wake-ups of the other way;
-/// - **pooled** (`shards` = 0): libmicrohttpd's own worker threads hand proxied requests to the
-///   service's upstream client and take the answers back.
 public final class KeywardServer: Sendable {
     /// The application both listeners serve.
     public let service: KeywardService
-    /// The public listener: one server (pooled) or one per shard.
-    let publicServers: [HTTPServer]
-    /// Sharded: each shard's upstream client, whose one thread also runs the shard's server.
-    let shardClients: [UpstreamClient]
+    /// The public listener: N event loops on one port.
+    let shards: [Shard]
     let adminServer: HTTPServer?
     let reloadProviders: (@Sendable () throws -> ProviderTable.Snapshot)?
     /// Every minute: expired challenges, rate events and budgets leave the store.
     let purgeTimer: RepeatingTimer
 
     /// - Parameters:
-    ///   - publicListener: where apps connect (handshake and proxy routes).
+    ///   - publicListener: where apps connect (handshake and proxy routes). Its `threads` is
+    ///     ignored: the shards are the threads.
     ///   - adminListener: `/metrics`, `/healthz`, `/readyz`; nil for none.
     ///   - reloadProviders: loads and validates the provider registry again (SIGHUP); nil: no reload.
-    ///   - shards: 0 = pooled (`publicListener.threads` workers); N > 0 = N event loops (see above),
-    ///     each with an upstream client configured like `shardUpstream` but with one thread.
+    ///   - shards: event loops of the public listener (at least 1; `serve` runs one per core).
     ///   - shardUpstream: the shards' upstream client settings (pool sizes, CA bundle, egress proxy).
     /// Nothing is bound until `start()`.
     public init(
@@ -41,33 +32,18 @@ public final class KeywardServer: Sendable {
         publicListener: HTTPServerConfiguration,
         adminListener: HTTPServerConfiguration?,
         reloadProviders: (@Sendable () throws -> ProviderTable.Snapshot)? = nil,
-        shards: Int = 0,
+        shards: Int = 1,
         shardUpstream: UpstreamClient.Configuration = UpstreamClient.Configuration()
     ) {
         self.service = service
         self.reloadProviders = reloadProviders
-        let bodyLimit: @Sendable (HTTPRequestHead) -> Int = { head in service.bodyLimit(for: head) }
-        let onRefusal: @Sendable (HTTPRequestRefusal) -> Void = { refusal in service.logRefusal(refusal) }
-        if shards > 0 {
-            // As libmicrohttpd does over its own workers: each shard bounds its share of the
-            // connections. (Keyward sets no per-IP limit, which a shard would count alone.)
-            var shardListener = publicListener
-            shardListener.connectionLimit = max(1, (publicListener.connectionLimit + shards - 1) / shards)
-            var clientConfiguration = shardUpstream
-            clientConfiguration.threads = 1
-            let clients = (0..<shards).map { _ in UpstreamClient(configuration: clientConfiguration) }
-            shardClients = clients
-            publicServers = clients.map { client in
-                HTTPServer(
-                    configuration: shardListener, bodyLimit: bodyLimit, onRefusal: onRefusal,
-                    externalLoop: HTTPServer.ExternalLoop(wake: { client.wakeAttachedSource() }),
-                    handler: { head, body, writer in service.handle(head, body: body, writer: writer, upstream: client) })
-            }
-        } else {
-            shardClients = []
-            publicServers = [HTTPServer(
-                configuration: publicListener, bodyLimit: bodyLimit, onRefusal: onRefusal,
-                handler: { head, body, writer in service.handle(head, body: body, writer: writer) })]
+        let count = max(1, shards)
+        // As libmicrohttpd does over its own workers: each shard bounds its share of the
+        // connections. (Keyward sets no per-IP limit, which a shard would count alone.)
+        var shardListener = publicListener
+        shardListener.connectionLimit = max(1, (publicListener.connectionLimit + count - 1) / count)
+        self.shards = (0..<count).map { _ in
+            Shard(service: service, listener: shardListener, upstreamConfiguration: shardUpstream)
         }
         purgeTimer = RepeatingTimer(label: "keyward.purge", seconds: 60) { service.purgeExpired() }
         if let adminListener {
@@ -93,16 +69,12 @@ public final class KeywardServer: Sendable {
         purgeTimer.start()
     }
 
-    /// Binds the public listener. Shards after the first join the port the first one got, and
-    /// each is handed to its loop.
+    /// Binds the public listener: the first shard to the configured port, the others to the port
+    /// it got.
     private func startPublic() throws {
         do {
-            for (index, server) in publicServers.enumerated() {
-                if index == 0 { try server.start() } else { try server.start(sharingPortWith: publicServers[0]) }
-                guard index < shardClients.count else { continue }
-                shardClients[index].attach(AttachedEventSource(
-                    descriptor: server.eventDescriptor, run: { server.runOnce() },
-                    millisecondsUntilRun: { server.millisecondsUntilRun }))
+            for (index, shard) in shards.enumerated() {
+                try shard.start(sharingPortWith: index == 0 ? nil : shards[0])
             }
         } catch {
             stopPublic()
@@ -110,15 +82,13 @@ public final class KeywardServer: Sendable {
         }
     }
 
-    /// Stops the public listener. Sharded: the loops first (their transfers complete as cancelled),
-    /// so no loop still runs a server that is being stopped.
+    /// Stops every shard.
     private func stopPublic() {
-        shardClients.forEach { $0.shutdown() }
-        publicServers.forEach { $0.stop() }
+        shards.forEach { $0.stop() }
     }
 
     /// The public listener's bound port (useful when configured as 0).
-    public var port: UInt16 { publicServers[0].port }
+    public var port: UInt16 { shards.first?.server.port ?? 0 }
     /// The admin listener's bound port, if any.
     public var adminPort: UInt16? { adminServer?.port }
 
@@ -136,8 +106,8 @@ public final class KeywardServer: Sendable {
         purgeTimer.stop()
         // Every shard stops accepting first, then all share one deadline.
         let deadline = DispatchTime.now() + .milliseconds(max(0, gracePeriodMilliseconds))
-        publicServers.forEach { $0.quiesce() }
-        for server in publicServers where !server.waitUntilIdle(deadline: deadline) { break }
+        shards.forEach { $0.server.quiesce() }
+        for shard in shards where !shard.server.waitUntilIdle(deadline: deadline) { break }
         service.beginCutting()
         stopPublic()
         adminServer?.stop()

@@ -1,30 +1,41 @@
-import HTTPServer
+import Sessions
 import Synchronization
 
-/// What one request's phases learn, carried from route to log (the Pingora per-request context).
+/// What one request's phases learn, carried from the route to ``RequestFinisher/finish(_:status:)``
+/// (Pingora's per-request context): the fields of its access-log line and the counters it moves.
 ///
-/// Written by the phase that runs, read by the log phase at the end. A proxied request finishes
-/// on the upstream thread, so the fields sit behind a lock; contention is nil (one writer at a time).
+/// Written by the phase that runs, read once by `finish`. A proxied request may finish on another
+/// thread than the one that routed it (a standard-mode Android handshake, a stream cut by a stop),
+/// so the fields sit behind a lock; it is never contended (one writer at a time).
 final class RequestRecord: Sendable {
     struct Fields {
-        var route = "unknown"
+        var route = Route.unknown
         var provider: String?
         var deviceID: String?
-        var platform: String?
+        var platform: SessionPlatform?
         var reason: String?
         var status = 0
         var bytesOut: Int64 = 0
+        /// Seconds from sending the upstream request to its response head (proxied requests).
+        var upstreamHeadSeconds: Double?
+        /// Counters to move when the request finishes, in the order the phases noted them.
+        var events: [MetricEvent] = []
+        /// A store failure's own slug (`sqlite_busy`, `pg_connection`, …) and the operation, for
+        /// the `store_error` line written with the request's.
+        var storeFailure: (operation: String, reason: String)?
         var finished = false
     }
 
     /// A request id, 16 hex characters, unique within the process; echoed as `X-Request-Id` on
     /// Keyward's own answers and `X-Keyward-Request-Id` on proxied ones (the provider's id stays).
     let id: String
-    let startMillis: Int64
-    let method: String
+    /// When the request was routed, Unix milliseconds; nil for one the HTTP layer refused.
+    let startMillis: Int64?
+    /// The request method; nil for one the HTTP layer refused.
+    let method: String?
     private let fields = Mutex(Fields())
 
-    init(id: String, startMillis: Int64, method: String) {
+    init(id: String, startMillis: Int64?, method: String?) {
         self.id = id
         self.startMillis = startMillis
         self.method = method
@@ -32,6 +43,9 @@ final class RequestRecord: Sendable {
 
     func update(_ change: (inout Fields) -> Void) { fields.withLock { change(&$0) } }
     var snapshot: Fields { fields.withLock { $0 } }
+
+    /// Notes a counter to move when the request finishes.
+    func note(_ event: MetricEvent) { fields.withLock { $0.events.append(event) } }
 
     /// Marks the request finished once; returns false when it already was (a second completion
     /// from a racing cancel must not log twice).

@@ -18,7 +18,7 @@ final class TestDeployment: Sendable {
     /// - Parameters:
     ///   - extraProviders: more provider tables appended to the default `[chat]` one.
     ///   - chatOptions: extra lines inside `[chat]` (rate limits, require_assertion…).
-    ///   - shards: the public listener's event loops, as `serve` runs them; 0 = pooled (see `KeywardServer`).
+    ///   - shards: the public listener's event loops, as `serve` runs them (see `Shard`).
     init(
         chatOptions: String = "",
         extraProviders: (UInt16) -> String = { _ in "" },

@@ -1,0 +1,24 @@
+import Sessions
+
+/// The last step of every handshake: a signed session for the device that proved itself.
+struct SessionGrants: Sendable {
+    let issuer: SessionIssuer
+    let time: any TimeSource
+
+    /// Signs a session for `deviceID` and renders `{"token": "<JWT>", "expires_at": <unix seconds>}`
+    /// (README, "API"). The token itself never reaches a log.
+    /// - Throws: `internal_error` `session_sign_failed`.
+    func grant(deviceID: String, platform: SessionPlatform, record: RequestRecord) throws(APIError) -> String {
+        let session: (token: String, expiresAt: Int64)
+        do {
+            session = try issuer.issue(deviceID: deviceID, platform: platform, now: time.nowSeconds())
+        } catch {
+            throw APIError(.internalError, reason: "session_sign_failed")
+        }
+        record.update {
+            $0.deviceID = deviceID
+            $0.platform = platform
+        }
+        return "{\"token\":\"\(session.token)\",\"expires_at\":\(session.expiresAt)}"
+    }
+}

@@ -1,0 +1,74 @@
+import HTTPServer
+import KeywardCrypto
+import ProviderRegistry
+import Sessions
+import Store
+
+/// The authorize phase: canonical path, allowlist and body rule (no store); then, on the store
+/// executor where the provider requires it, a fresh App Attest assertion over this very request;
+/// the per-device rate windows come last (``rateWindows(for:)``), so that only a request that
+/// passed every other check spends a unit.
+struct ProxyAuthorizer: Sendable {
+    let store: any Store
+    let time: any TimeSource
+    /// Nil when iOS is not configured: a provider requiring assertions then refuses every request.
+    let assertions: DeviceAssertions?
+    /// Per-request assertion timestamps must be within this many seconds of now.
+    let timestampSkewSeconds: Int64
+
+    /// - Returns: the canonical path segments (decoded) that matched the allowlist.
+    /// - Throws: `bad_request` (path not canonical, GET/HEAD with a body), `forbidden` (not allowlisted).
+    func authorize(
+        _ head: HTTPRequestHead, body: [UInt8], route: ProxyRoute, claims: SessionClaims, record: RequestRecord
+    ) throws(APIError) -> [String] {
+        let segments: [String]
+        do {
+            segments = try ProxyPath.canonicalSegments(rawPath: route.rawPath)
+        } catch {
+            throw APIError(.badRequest, reason: error.rawValue)
+        }
+        if (head.method == "GET" || head.method == "HEAD") && (head.hasBody || !body.isEmpty) {
+            throw APIError(.badRequest, reason: "body_not_allowed")
+        }
+        guard route.provider.allows(method: head.method, segments: segments) else {
+            throw APIError(.forbidden, reason: "not_allowlisted")
+        }
+        return segments
+    }
+
+    /// The provider's per-device windows (`per_minute`, `per_day`); empty without `rate_limit`.
+    func rateWindows(for provider: Provider) -> [RateWindow] {
+        var windows: [RateWindow] = []
+        if let perMinute = provider.rateLimit.perMinute { windows.append(RateWindow(limit: perMinute, durationMillis: 60_000)) }
+        if let perDay = provider.rateLimit.perDay { windows.append(RateWindow(limit: perDay, durationMillis: 86_400_000)) }
+        return windows
+    }
+
+    /// `X-Keyward-Assertion` (base64) over the clientData `METHOD \n path?query \n
+    /// b64url(SHA256(body)) \n timestamp`, the timestamp within ±`timestampSkewSeconds` of now,
+    /// the counter moved by compare-and-set. Blocking (store reads and writes): call it on the
+    /// store executor.
+    /// - Throws: `forbidden` (Android session, iOS not configured), `attestation_invalid`, `unavailable`.
+    func checkRequestAssertion(
+        _ head: HTTPRequestHead, body: [UInt8], claims: SessionClaims, record: RequestRecord
+    ) throws(APIError) {
+        guard SessionPlatform(rawValue: claims.plat) == .ios else { throw APIError(.forbidden, reason: "assertion_requires_ios") }
+        guard let assertions else { throw APIError(.forbidden, reason: "ios_not_configured") }
+        guard let assertionText = head.header("x-keyward-assertion") else {
+            throw APIError(.attestationInvalid, reason: "assertion_header_missing")
+        }
+        guard assertionText.utf8.count <= DeviceAssertions.maxAssertionText, let assertion = Base64.decode(assertionText),
+              !assertion.isEmpty
+        else { throw APIError(.attestationInvalid, reason: "assertion_header_malformed") }
+        guard let timestampText = head.header("x-keyward-timestamp"), timestampText.utf8.count <= 12,
+              let timestamp = Int64(timestampText)
+        else { throw APIError(.attestationInvalid, reason: "assertion_timestamp_missing") }
+        guard abs(timestamp - time.nowSeconds()) <= timestampSkewSeconds else {
+            throw APIError(.attestationInvalid, reason: "assertion_timestamp_skew")
+        }
+        let clientData = AssertionClientData.bytes(
+            method: head.method, path: head.path, query: head.query, bodySHA256: SHA256.hash(body), timestamp: timestampText)
+        let device = try assertions.registeredDevice(claims.sub, record: record)
+        try assertions.verify(assertion, device: device, clientDataHash: SHA256.hash(clientData), kind: .request, record: record)
+    }
+}

@@ -1,0 +1,32 @@
+import Upstream
+
+/// How a proxied transfer's end is told: the API error of one that ended before anything was sent
+/// to the client, or the log reason of a stream cut short; and whether it counts against the
+/// provider (`keyward_upstream_errors_total`).
+enum ProxyOutcome {
+    /// The client's answer when the transfer ended before a response went out.
+    /// - Parameters:
+    ///   - clientGone: the client left first, so a cancellation was its doing.
+    ///   - headWasHeld: the upstream's head had arrived (held for a small body) but no body did.
+    static func apiError(_ error: UpstreamError?, clientGone: Bool, headWasHeld: Bool) -> APIError {
+        switch error {
+        case .timeout?: APIError(.upstreamTimeout, reason: "upstream_timeout")
+        case .cancelled? where clientGone: APIError(.upstreamError, reason: "client_gone")
+        // libcurl refused what the client sent (a header it cannot frame): the client's fault.
+        case .invalidRequest?: APIError(.badRequest, reason: "request_unforwardable")
+        case let other?: APIError(.upstreamError, reason: other.reason)
+        case nil: APIError(.upstreamError, reason: headWasHeld ? "upstream_body_missing" : "upstream_no_response")
+        }
+    }
+
+    /// The log reason of a stream that ended with `error` (nil: it ended cleanly, no reason).
+    /// - Parameters:
+    ///   - clientCancelled: the client left and the transfer was cancelled for it.
+    ///   - cutByStop: a graceful stop's grace period is over. It cancelled the transfer or closed
+    ///     the client's connection; either way the stop cut the stream, not the client.
+    static func streamReason(_ error: UpstreamError?, clientCancelled: Bool, cutByStop: Bool) -> String? {
+        if cutByStop && (clientCancelled || error == .cancelled) { return "stream_cut_server_stopping" }
+        if clientCancelled { return "client_gone" }
+        return error.map { "stream_cut_" + $0.reason }
+    }
+}

@@ -1,0 +1,21 @@
+import ProviderRegistry
+
+/// The rewrite-response-head phase: what the client receives of the upstream's head.
+struct ProxyResponseHead: Sendable {
+    /// The provider's key whose echoes are removed.
+    let credential: ProviderCredential
+    /// Sent back as `X-Keyward-Request-Id`.
+    let requestID: String
+    /// The provider's name, the label of its upstream errors.
+    let providerName: String
+
+    /// The upstream's fields in order, less `Set-Cookie`, hop-by-hop fields and any echo of the
+    /// provider's key (``ResponseRewrite``), plus `X-Keyward-Request-Id`. The provider's own
+    /// `X-Request-Id` (if any) passes through untouched; ours has its own name.
+    func clientHeaders(_ upstream: [(String, String)]) -> [(String, String)] {
+        var headers = ResponseRewrite.clientHeaders(upstream.map { (name: $0.0, value: $0.1) }, credential: credential)
+            .map { ($0.name, $0.value) }
+        headers.append(("X-Keyward-Request-Id", requestID))
+        return headers
+    }
+}

@@ -1,0 +1,89 @@
+import HTTPServer
+
+/// The last phase of every request on the public listener: its one access-log line and its
+/// metrics, whatever the outcome (answered, refused by a phase or by the HTTP layer, upstream
+/// error, client gone, cut by a stop). ``finish(_:status:)`` is the only place either happens.
+///
+/// Keyward's own answers are finished before they are handed to the writer, so whoever reads an
+/// answer finds its log line already written; a stream is finished when it ends.
+final class RequestFinisher: Sendable {
+    let logger: Logger
+    let metrics: Metrics
+    let time: any TimeSource
+    let requestIDs = RequestIDGenerator(seed: UInt64.random(in: 0...UInt64.max))
+
+    init(logger: Logger, metrics: Metrics, time: any TimeSource) {
+        self.logger = logger
+        self.metrics = metrics
+        self.time = time
+    }
+
+    /// A record for a request the router is about to send down its phases.
+    func begin(method: String) -> RequestRecord {
+        RequestRecord(id: requestIDs.next(), startMillis: time.nowMillis(), method: method)
+    }
+
+    /// Writes the request's `request` line (and the `store_error` line of a store failure) and
+    /// counts it: `keyward_requests_total`, the upstream head latency, and every event the phases
+    /// noted. Runs once per request; later calls (a cancel racing a completion) return false.
+    /// - Parameter status: the status sent, unless a phase already set one (a stream's head).
+    @discardableResult
+    func finish(_ record: RequestRecord, status: Int) -> Bool {
+        guard record.markFinished(status: status) else { return false }
+        let fields = record.snapshot
+        if let store = fields.storeFailure {
+            var line = logger.line("store_error")
+            line.add("operation", store.operation)
+            line.add("reason", store.reason)
+            logger.emit(line)
+        }
+        var line = logger.line("request")
+        line.add("request_id", record.id)
+        if let method = record.method { line.add("method", method) }
+        line.add("route", fields.route.rawValue)
+        line.addIfPresent("provider", fields.provider)
+        line.addIfPresent("device", fields.deviceID)
+        line.addIfPresent("platform", fields.platform?.rawValue)
+        line.add("status", fields.status)
+        line.addIfPresent("reason", fields.reason)
+        if fields.bytesOut > 0 { line.add("bytes_out", fields.bytesOut) }
+        if let start = record.startMillis { line.add("duration_ms", time.nowMillis() - start) }
+        logger.emit(line)
+
+        metrics.countRequest(route: fields.route.rawValue, provider: fields.provider ?? "-", status: fields.status)
+        if let seconds = fields.upstreamHeadSeconds, let provider = fields.provider {
+            metrics.observeUpstreamLatency(provider: provider, seconds: seconds)
+        }
+        for event in fields.events { metrics.count(event) }
+        return true
+    }
+
+    /// Finishes the request, then answers `status` with a JSON body.
+    func respondJSON(_ writer: ResponseWriter, _ record: RequestRecord, status: Int, _ json: String) {
+        guard finish(record, status: status) else { return }
+        writer.respond(
+            status: status,
+            headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store"), ("X-Request-Id", record.id)],
+            body: Array(json.utf8))
+    }
+
+    /// Finishes the request with `error`'s reason, then answers its status and `{"error":"<code>"}`.
+    func respondError(_ writer: ResponseWriter, _ record: RequestRecord, _ error: APIError) {
+        record.update { $0.reason = error.reason }
+        guard finish(record, status: error.code.status) else { return }
+        var headers: [(String, String)] = [("Content-Type", "application/json"), ("Cache-Control", "no-store"), ("X-Request-Id", record.id)]
+        headers.append(contentsOf: error.headers)
+        writer.respond(status: error.code.status, headers: headers, body: error.code.body)
+    }
+
+    /// A request the HTTP layer refused before routing (framing, oversized head or body, a body
+    /// the client abandoned): finished like every other, with route `refused`.
+    func finishRefused(_ refusal: HTTPRequestRefusal) {
+        let record = RequestRecord(id: requestIDs.next(), startMillis: nil, method: nil)
+        record.update {
+            $0.route = .refused
+            $0.reason = refusal.reason
+        }
+        finish(record, status: refusal.status)
+    }
+}

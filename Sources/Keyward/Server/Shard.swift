@@ -1,0 +1,64 @@
+import HTTPServer
+import Upstream
+
+/// One event loop of the public listener, and the one home of Keyward's threading model.
+///
+/// A shard owns one thread. On it run, in one `epoll_wait` loop: the shard's libcurl multi handle
+/// (its `UpstreamClient`, whose `MultiLoop` owns the thread and the epoll set) and the shard's
+/// libmicrohttpd daemon (an `HTTPServer` with no threads of its own, attached to that loop as an
+/// `AttachedEventSource`). Every shard's daemon listens on the same port (SO_REUSEPORT) and the
+/// kernel spreads connections between them, so a proxied request is read, routed, forwarded,
+/// answered and streamed on one thread from its first byte to its last, without a hand-off.
+///
+/// Every thread the process runs (`keyward serve`), and why:
+///
+/// | thread | made by | count | runs |
+/// |---|---|---|---|
+/// | main | the process | 1 | start-up, then blocks reading the signal pipe (`KeywardServer.runUntilTerminated`): SIGHUP reloads providers, SIGTERM/SIGINT drain |
+/// | `kw-upstream` (shard) | ``Shard`` | one per core, at most 16 | the public listener and proxied transfers, as above; store calls of the request's phases |
+/// | `kw-upstream` (Google) | `serve` | 1 | the Android handshake's calls to Google (OAuth token, `decodeIntegrityToken`) |
+/// | `kw-android-N` | ``BlockingExecutor`` | 0–8, on demand | standard-mode Android handshakes, which wait on Google; up to 256 more queue, then 503 |
+/// | libmicrohttpd workers | the admin `HTTPServer` | one per core | `/metrics`, `/healthz`, `/readyz` on the admin listener |
+/// | Dispatch workers | `DispatchSourceTimer`s, `RepeatingTimer` | as Dispatch sees fit | each server's departure check (every 250 ms: clients gone from suspended connections), the purge timer (every 60 s: `Lifecycle.purgeExpired`), the log flush (every 100 ms: `BufferedLogSink`) |
+///
+/// Rules: nothing that waits runs on a shard thread except what the table says (the store calls,
+/// which an asynchronous store will take off it); work that blocks goes to the ``BlockingExecutor``.
+/// Another thread that has something for a shard (a late answer, a resumed stream) wakes its loop
+/// through the server's `ExternalLoop.wake`, never by touching the loop's state.
+final class Shard: Sendable {
+    /// The loop's libcurl side; its thread is the shard's thread.
+    let upstream: UpstreamClient
+    /// The loop's libmicrohttpd side.
+    let server: HTTPServer
+
+    /// A shard serving `service` on `listener` (its share of the connection limit already taken),
+    /// forwarding through a client configured as `upstreamConfiguration`. Nothing is bound yet.
+    init(service: KeywardService, listener: HTTPServerConfiguration, upstreamConfiguration: UpstreamClient.Configuration) {
+        let client = UpstreamClient(configuration: upstreamConfiguration)
+        upstream = client
+        server = HTTPServer(
+            configuration: listener,
+            bodyLimit: { head in service.bodyLimit(for: head) },
+            onRefusal: { refusal in service.logRefusal(refusal) },
+            externalLoop: HTTPServer.ExternalLoop(wake: { client.wakeAttachedSource() }),
+            handler: { head, body, writer in service.handle(head, body: body, writer: writer, upstream: client) })
+    }
+
+    /// Binds the shard's daemon (to `first`'s port when given, else to the configured one) and
+    /// hands it to the loop thread.
+    /// - Throws: `HTTPServerError` when the port cannot be bound.
+    func start(sharingPortWith first: Shard?) throws {
+        if let first { try server.start(sharingPortWith: first.server) } else { try server.start() }
+        let server = self.server
+        upstream.attach(AttachedEventSource(
+            descriptor: server.eventDescriptor, run: { server.runOnce() },
+            millisecondsUntilRun: { server.millisecondsUntilRun }))
+    }
+
+    /// Stops the loop first (its transfers complete as cancelled), then the daemon, so no loop
+    /// still runs a server that is being stopped.
+    func stop() {
+        upstream.shutdown()
+        server.stop()
+    }
+}
