@@ -44,7 +44,10 @@ final class DeadlineWatch: @unchecked Sendable {
     init(timeoutMillis: Int, granularityMillis: Int = 10) {
         self.timeoutMillis = max(1, timeoutMillis)
         granularityNanos = UInt64(max(1, granularityMillis)) * 1_000_000
-        let thread = Thread { [self] in run() }
+        let thread = Thread { [self] in
+            Thread.current.name = "kw-store-deadlines"   // set on the thread itself, so the OS sees it (top -H)
+            run()
+        }
         thread.name = "kw-store-deadlines"
         thread.start()
     }

@@ -31,7 +31,10 @@ final class StoreExecutor: @unchecked Sendable {
         self.queueCapacity = max(1, queueCapacity)
         self.watch = watch
         for index in 0..<self.poolSize {
-            let thread = Thread { [self] in work() }
+            let thread = Thread { [self] in
+                Thread.current.name = "kw-store-\(index)"   // set on the thread itself, so the OS sees it (top -H)
+                work()
+            }
             thread.name = "kw-store-\(index)"
             thread.start()
         }

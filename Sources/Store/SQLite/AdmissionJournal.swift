@@ -43,10 +43,16 @@ final class AdmissionJournal: @unchecked Sendable {
     init(path: String, busyTimeoutMillis: Int32) {
         self.path = path
         self.busyTimeoutMillis = busyTimeoutMillis
-        let thread = Thread { [self] in run() }
+        let thread = Thread { [self] in
+            Thread.current.name = "kw-admissions"   // set on the thread itself, so the OS sees it (top -H)
+            run()
+        }
         thread.name = "kw-admissions"
         thread.start()
-        let checkpointer = Thread { [self] in checkpoint() }
+        let checkpointer = Thread { [self] in
+            Thread.current.name = "kw-checkpoint"   // set on the thread itself, so the OS sees it (top -H)
+            checkpoint()
+        }
         checkpointer.name = "kw-checkpoint"
         checkpointer.start()
     }
