@@ -74,7 +74,7 @@ let package = Package(
         .testTarget(name: "TOMLDecodingTests", dependencies: ["TOMLDecoding"]),
         .testTarget(name: "ProviderRegistryTests", dependencies: ["ProviderRegistry", "HTTPFields", "TOMLDecoding"]),
         .testTarget(name: "LimitsTests", dependencies: ["Limits", "KeywardSupport"]),
-        .testTarget(name: "StoreTests", dependencies: ["Store"]),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "TestWaiting"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPFields", "TestWaiting"]),
         .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer", "KeywardSupport", "TestWaiting"]),
         .testTarget(name: "KeywardTests", dependencies: ["Keyward", "KeywardDemo", "KeywardCLI", "DeviceSimulator", "TestWaiting", "CSQLite"]),

@@ -1,3 +1,4 @@
+import TestWaiting
 import XCTest
 @testable import Store
 
@@ -152,6 +153,38 @@ final class PostgresStoreTests: XCTestCase {
                 XCTAssertGreaterThan(seconds, 50, "the wait is the database's, not the skewed clock's")
             }
         }
+    }
+
+    /// What a paused instance (SIGSTOP) can do to the others: ours never hold a lock between
+    /// round trips, so a paused one holds none; a foreign session stuck inside a transaction
+    /// holding a key's rows delays only that key, for at most lock_timeout, and loses its locks
+    /// once it has idled past idle_in_transaction_session_timeout.
+    func testAStuckSessionHoldingOneKeyDelaysNoOtherKeyAndIsCutOff() throws {
+        let harness = try harness()
+        var options = PostgresStore.Options()
+        options.databaseClock = false
+        options.lockTimeoutMillis = 300
+        let store = try PostgresStore(url: harness.url, options: options)
+        XCTAssertEqual(try store.consumeRate(key: "stuck", limits: [.perMinute(100)], nowMillis: 1_000), .allowed)
+        // The stuck session: its rows locked, then idle inside its transaction (as if paused).
+        var stuckOptions = PGConnection.Timeouts()
+        stuckOptions.idleInTransactionMillis = 1_500
+        let stuck = try PGConnection(url: harness.url, connectTimeoutSeconds: 5, timeouts: stuckOptions)
+        try stuck.execute("BEGIN; SELECT * FROM rate_windows WHERE key = 'stuck' FOR UPDATE")
+        var slowest = 0.0
+        for index in 0..<20 {
+            let began = DispatchTime.now().uptimeNanoseconds
+            XCTAssertEqual(try store.consumeRate(key: "other-\(index)", limits: [.perMinute(100)], nowMillis: 1_000), .allowed)
+            slowest = max(slowest, Double(DispatchTime.now().uptimeNanoseconds - began) / 1e6)
+        }
+        XCTAssertLessThan(slowest, 100, "another key waited \(slowest) ms behind the stuck session")
+        let began = DispatchTime.now().uptimeNanoseconds
+        XCTAssertThrowsError(try store.consumeRate(key: "stuck", limits: [.perMinute(100)], nowMillis: 1_000), "waits at most lock_timeout")
+        XCTAssertLessThan(Double(DispatchTime.now().uptimeNanoseconds - began) / 1e6, 3_000)
+        // Past its idle-in-transaction timeout the server ends the stuck session: the key is free.
+        XCTAssertTrue(waitUntil(timeout: 10) {
+            (try? store.consumeRate(key: "stuck", limits: [.perMinute(100)], nowMillis: 1_000)) == .allowed
+        })
     }
 
     func testOpenStoreReadsPostgresURLs() throws {
