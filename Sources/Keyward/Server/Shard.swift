@@ -21,6 +21,7 @@ import Upstream
 /// | `kw-store-N` | `AsyncStore` | `[store] pool_size` (4) | every store call a request needs (device reads, challenges, iOS handshakes, assertions, readiness); up to 1,024 more queue, then 503 |
 /// | `kw-store-deadlines` | `AsyncStore` | 1 | answers store operations not done within `[store] operation_timeout_ms` with 503 |
 /// | `kw-admissions`, `kw-checkpoint` | `AsyncStore` (SQLite) | 1 each | group commit of rate admissions (a request goes upstream once its admission committed); passive WAL checkpoints |
+/// | libcurl resolver | libcurl (its threaded resolver, as Debian builds it) | one per DNS lookup, short-lived | `getaddrinfo` for an upstream host not in libcurl's DNS cache, so a slow DNS never blocks a loop |
 /// | libmicrohttpd workers | the admin `HTTPServer` | one per core | `/metrics`, `/healthz`, `/readyz` on the admin listener |
 /// | Dispatch workers | `DispatchSourceTimer`s, `RepeatingTimer` | as Dispatch sees fit | each server's departure check (every 250 ms: clients gone from suspended connections), the purge timer (every 60 s: `Lifecycle.purgeExpired`), the log flush (every 100 ms: `BufferedLogSink`) |
 ///
