@@ -33,6 +33,8 @@ public enum MetricEvent: Sendable, Equatable {
         case handshakeIP = "handshake_ip"
         /// A provider's per-device limits.
         case provider
+        /// A provider's `max_upstream_connections` (requests in flight from this instance).
+        case upstreamConnections = "upstream_connections"
     }
 
     /// The counter family this event moves.
