@@ -1,4 +1,5 @@
 import HTTPServer
+import Store
 
 /// The handshake routes behind one gate (POST only, the per-client-IP token bucket): the
 /// challenge, and the three handshakes, each answering 501 when its platform is not configured.
@@ -8,6 +9,8 @@ struct HandshakeRoutes: Sendable {
     let clientLimiter: ClientRateLimiter
     let time: any TimeSource
     let finisher: RequestFinisher
+    /// Runs the challenge and iOS handshakes (store calls, attestation checks) off the loop.
+    let store: AsyncStore
     /// Nil when iOS is not configured.
     let iosAttest: IOSAttestHandshake?
     let iosAssert: IOSAssertHandshake?
@@ -27,13 +30,20 @@ struct HandshakeRoutes: Sendable {
         try admit(head, record)
         switch route {
         case .challenge:
-            finisher.respondJSON(writer, record, status: 200, try challenges.issue(record: record))
+            let challenges = self.challenges
+            offLoop("challenge", writer: writer, record: record) { () throws(APIError) in try challenges.issue(record: record) }
         case .attestIOS:
             guard let iosAttest else { throw APIError(.notImplemented, reason: "ios_not_configured") }
-            finisher.respondJSON(writer, record, status: 200, try iosAttest.run(body: body, record: record, challenges: challenges, grants: grants))
+            let (challenges, grants) = (self.challenges, self.grants)
+            offLoop("attest_ios", writer: writer, record: record) { () throws(APIError) in
+                try iosAttest.run(body: body, record: record, challenges: challenges, grants: grants)
+            }
         case .assertIOS:
             guard let iosAssert else { throw APIError(.notImplemented, reason: "ios_not_configured") }
-            finisher.respondJSON(writer, record, status: 200, try iosAssert.run(body: body, record: record, challenges: challenges, grants: grants))
+            let (challenges, grants) = (self.challenges, self.grants)
+            offLoop("assert_ios", writer: writer, record: record) { () throws(APIError) in
+                try iosAssert.run(body: body, record: record, challenges: challenges, grants: grants)
+            }
         case .attestAndroid:
             guard let android, let blockingWork else { throw APIError(.notImplemented, reason: "android_not_configured") }
             try runBlocking(android, on: blockingWork, body: body, record: record, writer: writer)
@@ -48,6 +58,23 @@ struct HandshakeRoutes: Sendable {
         if let retryAfter = clientLimiter.acquire(address: record.limiterKey, nowMillis: time.nowMillis()) {
             record.note(.rateLimited(.handshakeIP))
             throw .rateLimited(reason: "client_ip_limited", retryAfterSeconds: retryAfter)
+        }
+    }
+
+    /// Runs a handshake's store calls and checks on the store executor and answers with its JSON
+    /// or its error; past the store deadline (or with the queue full), 503 with `Retry-After`.
+    private func offLoop(
+        _ operation: String, writer: ResponseWriter, record: RequestRecord, _ work: @escaping @Sendable () throws(APIError) -> String
+    ) {
+        let finisher = self.finisher
+        store.run(operation, { _ in
+            do throws(APIError) { return Result<String, APIError>.success(try work()) } catch { return .failure(error) }
+        }) { result in
+            switch result {
+            case .success(.success(let json)): finisher.respondJSON(writer, record, status: 200, json)
+            case .success(.failure(let error)): finisher.respondError(writer, record, error)
+            case .failure(let error): finisher.respondError(writer, record, StoreFailure.apiError(operation, error, record: record))
+            }
         }
     }
 
