@@ -6,8 +6,8 @@ import Store
 /// The iOS handshakes. clientDataHash is SHA-256 of the challenge bytes (Keyward's client
 /// convention, README); the device id is hex(key id).
 
-/// `POST /v1/attest/ios`: Apple's attestation of `key_id` registers the device with its key and
-/// counter 0.
+/// `POST /v1/attest/ios`: Apple's attestation of `key_id` registers the device with its key,
+/// counter 0 and the App ID it attested for.
 struct IOSAttestHandshake: Handshake {
     let verifier: AttestationVerifier
     let store: any Store
@@ -56,7 +56,7 @@ struct IOSAttestHandshake: Handshake {
         let device = DeviceRecord(
             id: parsed.deviceID, platform: SessionPlatform.ios.rawValue, publicKey: attested.publicKey, counter: attested.counter,
             environment: attested.environment.rawValue, createdAt: now, lastSeenAt: now, revoked: false,
-            receipt: attested.receipt)
+            receipt: attested.receipt, appID: attested.appID)
         let outcome: RegisterOutcome
         do { outcome = try store.registerDevice(device) } catch { throw StoreFailure.apiError("device_register", error, record: record) }
         if case .existing(let existing) = outcome {
@@ -93,10 +93,10 @@ struct IOSAssertHandshake: Handshake {
 
     func challenge(of parsed: Parsed) -> String { parsed.challenge }
 
-    /// - Throws: `attestation_invalid` (bad signature, replayed counter, unknown key), `forbidden`
-    ///   (revoked), `unavailable`.
+    /// - Throws: `key_unknown` (no device registered with this key id), `attestation_invalid`
+    ///   (bad signature, replayed counter, another App ID), `forbidden` (revoked), `unavailable`.
     func verify(_ parsed: Parsed, challenge: [UInt8], record: RequestRecord) throws(APIError) -> String {
-        let device = try assertions.registeredDevice(parsed.deviceID, record: record)
+        let device = try assertions.registeredDevice(parsed.deviceID, unknown: .keyUnknown, record: record)
         try assertions.verify(parsed.assertion, device: device, clientDataHash: SHA256.hash(challenge), kind: .handshake, record: record)
         return parsed.deviceID
     }
