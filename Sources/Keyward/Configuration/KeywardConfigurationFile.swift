@@ -70,6 +70,7 @@ struct KeywardConfigurationFile: Decodable {
         var deviceIntegrity: String?
         var decodeBudgetPerDay: Int?
         var freshnessSeconds: Int?
+        var credentialTTLDays: Int?
         var google: Google?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case packageNames = "package_names"
@@ -79,6 +80,7 @@ struct KeywardConfigurationFile: Decodable {
             case deviceIntegrity = "device_integrity"
             case decodeBudgetPerDay = "decode_budget_per_day"
             case freshnessSeconds = "freshness_seconds"
+            case credentialTTLDays = "credential_ttl_days"
             case google
         }
     }

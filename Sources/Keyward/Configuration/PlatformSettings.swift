@@ -38,11 +38,14 @@ public struct AndroidSettings: Sendable, Equatable {
     public var freshnessSeconds: Int
     /// Google's endpoints; overridable so tests and the demo use a fake Google on loopback.
     public var google: GoogleEndpoints
+    /// How long an install credential chain lasts from the Play Integrity handshake that began it,
+    /// days (1–365, default 30); refreshes do not extend it. Then the app runs Play Integrity again.
+    public var credentialTTLDays: Int
 
     public init(
         packageNames: [String], certificateDigests: [[UInt8]], requireLicensed: Bool = true, mode: IntegrityMode = .standard,
         deviceIntegrity: DeviceIntegrityRequirement = .deviceIntegrity, decodeBudgetPerDay: Int = 30, freshnessSeconds: Int = 120,
-        google: GoogleEndpoints = .production
+        google: GoogleEndpoints = .production, credentialTTLDays: Int = 30
     ) {
         self.packageNames = packageNames
         self.certificateDigests = certificateDigests
@@ -52,5 +55,6 @@ public struct AndroidSettings: Sendable, Equatable {
         self.decodeBudgetPerDay = decodeBudgetPerDay
         self.freshnessSeconds = freshnessSeconds
         self.google = google
+        self.credentialTTLDays = credentialTTLDays
     }
 }

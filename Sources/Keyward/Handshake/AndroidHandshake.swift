@@ -20,6 +20,8 @@ struct AndroidAttestHandshake: Handshake {
     let attestation: AndroidAttestation
     let store: any Store
     let time: any TimeSource
+    /// Issues the install credential every successful handshake returns.
+    let credentials: InstallCredentials
 
     struct Parsed {
         let request: AndroidAttestRequest
@@ -68,6 +70,12 @@ struct AndroidAttestHandshake: Handshake {
             _ = try? store.markSeen(deviceID: request.deviceID, now: now)
         }
         return (request.deviceID, .android)
+    }
+
+    /// The first install credential of a new chain, for `/v1/refresh`.
+    /// - Throws: `unavailable` when the store cannot take it.
+    func grantExtras(deviceID: String, record: RequestRecord) throws(APIError) -> String {
+        try credentials.issue(deviceID: deviceID, record: record).jsonFields
     }
 
     /// The API error for an Android refusal; `Retry-After` on the budget's 429.

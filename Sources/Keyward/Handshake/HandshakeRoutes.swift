@@ -1,7 +1,8 @@
 import HTTPServer
 
 /// The handshake routes behind one gate (POST only, the per-client-IP token bucket): the
-/// challenge, and the three handshakes, each answering 501 when its platform is not configured.
+/// challenge, the three handshakes and the Android refresh, each answering 501 when its platform
+/// is not configured.
 struct HandshakeRoutes: Sendable {
     let challenges: Challenges
     let grants: SessionGrants
@@ -13,6 +14,8 @@ struct HandshakeRoutes: Sendable {
     let iosAssert: IOSAssertHandshake?
     /// Nil when Android is not configured.
     let android: AndroidAttestHandshake?
+    /// `/v1/refresh`, nil without Android.
+    let refresh: AndroidRefresh?
     /// Where standard-mode Android handshakes wait on Google; nil without Android.
     let blockingWork: BlockingExecutor?
 
@@ -37,6 +40,9 @@ struct HandshakeRoutes: Sendable {
         case .attestAndroid:
             guard let android, let blockingWork else { throw APIError(.notImplemented, reason: "android_not_configured") }
             try runBlocking(android, on: blockingWork, body: body, record: record, writer: writer)
+        case .refresh:
+            guard let refresh else { throw APIError(.notImplemented, reason: "android_not_configured") }
+            finisher.respondJSON(writer, record, status: 200, try refresh.run(body: body, record: record, grants: grants))
         default:
             throw APIError(.notFound, reason: "route_unknown")
         }

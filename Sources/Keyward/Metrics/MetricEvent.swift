@@ -17,6 +17,10 @@ public enum MetricEvent: Sendable, Equatable {
     /// `keyward_upstream_errors_total{provider,reason}`: an upstream transfer failed.
     case upstreamError(provider: String, reason: String)
 
+    /// `keyward_install_credential_refreshes_total{outcome}`: one `/v1/refresh` credential judged;
+    /// `outcome` is `rotated`, `retried` or the refusal's slug (`credential_reused`, …).
+    case credentialRefresh(outcome: String)
+
     /// The platform label of an attestation.
     public enum AttestationPlatform: String, Sendable {
         case ios, android
@@ -43,6 +47,7 @@ public enum MetricEvent: Sendable, Equatable {
         case .rateLimited: "keyward_rate_limited_total"
         case .storeError: "keyward_store_errors_total"
         case .upstreamError: "keyward_upstream_errors_total"
+        case .credentialRefresh: "keyward_install_credential_refreshes_total"
         }
     }
 }
@@ -61,6 +66,8 @@ extension Metrics {
             increment(event.family, ["operation": operation])
         case .upstreamError(let provider, let reason):
             increment(event.family, ["provider": provider, "reason": reason])
+        case .credentialRefresh(let outcome):
+            increment(event.family, ["outcome": outcome])
         }
     }
 }

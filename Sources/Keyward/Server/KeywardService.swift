@@ -14,6 +14,7 @@ import Upstream
 /// | `POST /v1/challenge` | ``HandshakeRoutes`` → ``Challenges`` |
 /// | `POST /v1/attest/ios`, `POST /v1/assert/ios` | ``HandshakeRoutes`` → ``IOSAttestHandshake``, ``IOSAssertHandshake`` |
 /// | `POST /v1/attest/android` | ``HandshakeRoutes`` → ``AndroidAttestHandshake``, on the ``BlockingExecutor`` |
+/// | `POST /v1/refresh` | ``HandshakeRoutes`` → ``AndroidRefresh`` |
 /// | `ANY /p/<provider>/…` | ``ProxyPipeline`` |
 /// | `GET /healthz`, `GET /readyz` | ``Lifecycle`` |
 ///
@@ -74,11 +75,17 @@ public final class KeywardService: Sendable {
             iosAssert = IOSAssertHandshake(assertions: deviceAssertions)
             assertions = deviceAssertions
         }
+        let credentials = android.map {
+            InstallCredentials(store: store, time: time, ttlSeconds: Int64($0.attestation.settings.credentialTTLDays) * 86_400)
+        }
         handshakes = HandshakeRoutes(
             challenges: challenges, grants: grants,
             clientLimiter: ClientRateLimiter(ratePerSecond: settings.handshakeRatePerSecond, burst: settings.handshakeBurst),
             time: time, finisher: finisher, iosAttest: iosAttest, iosAssert: iosAssert,
-            android: android.map { AndroidAttestHandshake(attestation: $0.attestation, store: store, time: time) },
+            android: android.flatMap { android in
+                credentials.map { AndroidAttestHandshake(attestation: android.attestation, store: store, time: time, credentials: $0) }
+            },
+            refresh: credentials.map { AndroidRefresh(credentials: $0) },
             blockingWork: android == nil
                 ? nil
                 : BlockingExecutor(name: "kw-android", threads: HandshakeRoutes.androidThreads, queueLimit: HandshakeRoutes.androidQueueLimit))
@@ -122,7 +129,7 @@ public final class KeywardService: Sendable {
         }
         do throws(APIError) {
             switch route {
-            case .challenge, .attestIOS, .assertIOS, .attestAndroid:
+            case .challenge, .attestIOS, .assertIOS, .attestAndroid, .refresh:
                 try handshakes.handle(route, head, body: body, writer: writer, record: record)
             case .healthz:
                 try requireMethod(head, "GET", "HEAD")

@@ -37,6 +37,12 @@ final class RequestFinisher: Sendable {
             line.add("reason", store.reason)
             logger.emit(line)
         }
+        if let event = fields.securityEvent {
+            var line = logger.line(event)
+            line.add("request_id", record.id)
+            line.addIfPresent("device", fields.deviceID)
+            logger.emit(line)
+        }
         var line = logger.line("request")
         line.add("request_id", record.id)
         if let method = record.method { line.add("method", method) }

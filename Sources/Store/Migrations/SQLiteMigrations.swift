@@ -57,6 +57,25 @@ CREATE TABLE budgets (
 -- RP ID hash. Empty for Android and for devices registered before this step (any configured App ID).
 ALTER TABLE devices ADD COLUMN app_id TEXT NOT NULL DEFAULT '';
 
+-- Android install credentials, by SHA-256 only. A refresh spends one (used_at, successor_hash, successor_nonce)
+-- and inserts its successor with the same expires_at, so a chain ends when the Play Integrity
+-- handshake that began it is credential_ttl_days old. The successor is SHA-256(nonce ‖ credential)
+-- and only its hash is kept: an answer lost on the way can be given again from the previous
+-- credential (retried, once), and the database alone can derive no live credential.
+CREATE TABLE install_credentials (
+    hash            BLOB    NOT NULL PRIMARY KEY CHECK (length(hash) = 32),
+    device_id       TEXT    NOT NULL,
+    issued_at       INTEGER NOT NULL,
+    expires_at      INTEGER NOT NULL,
+    used_at         INTEGER,
+    successor_hash  BLOB,
+    successor_nonce BLOB,
+    retried         INTEGER NOT NULL DEFAULT 0 CHECK (retried IN (0, 1)),
+    revoked         INTEGER NOT NULL DEFAULT 0 CHECK (revoked IN (0, 1))
+) WITHOUT ROWID;
+CREATE INDEX install_credentials_device ON install_credentials (device_id);
+CREATE INDEX install_credentials_expiry ON install_credentials (expires_at);
+
 """#),
     ]
 }

@@ -81,7 +81,15 @@ extension SQLiteStore {
                 try statement.bind(3, now)
                 try statement.run()
             }
-            return connection.changes == 1
+            let found = connection.changes == 1
+            if revoked && found {
+                // A revoked device's install credentials never come back, even if it is un-revoked.
+                try connection.with("UPDATE install_credentials SET revoked = 1 WHERE device_id = ?1") { statement throws(StoreError) in
+                    try statement.bind(1, deviceID)
+                    try statement.run()
+                }
+            }
+            return found
         }
     }
 

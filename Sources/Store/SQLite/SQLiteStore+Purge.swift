@@ -11,6 +11,7 @@ extension SQLiteStore {
                 try statement.run()
             }
             counts.budgets = connection.changes
+            counts.installCredentials = try Self.purgeInstallCredentials(connection, now: nowMillis / 1_000)
             return counts
         }
     }
