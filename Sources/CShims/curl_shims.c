@@ -6,6 +6,9 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include "curl_shims.h"
 
 CURLcode kw_curl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
@@ -98,6 +101,30 @@ int kw_socket_kill_idle(int fd) {
     int result = dup2(dead, fd) < 0 ? -1 : 0;
     close(dead);
     return result;
+}
+
+/// Writes the numeric address and port of `address` (IPv4 or IPv6); -1 for another family.
+static int kw_address_text(const struct sockaddr_storage *address, char *text, int *port) {
+    if (address->ss_family == AF_INET) {
+        const struct sockaddr_in *v4 = (const struct sockaddr_in *) address;
+        *port = ntohs(v4->sin_port);
+        return inet_ntop(AF_INET, &v4->sin_addr, text, KW_ADDRESS_TEXT_SIZE) == NULL ? -1 : 0;
+    }
+    if (address->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *) address;
+        *port = ntohs(v6->sin6_port);
+        return inet_ntop(AF_INET6, &v6->sin6_addr, text, KW_ADDRESS_TEXT_SIZE) == NULL ? -1 : 0;
+    }
+    return -1;
+}
+
+int kw_socket_endpoints(int fd, char *peer_address, int *peer_port, char *local_address, int *local_port) {
+    struct sockaddr_storage peer, local;
+    socklen_t peer_length = sizeof peer, local_length = sizeof local;
+    if (getpeername(fd, (struct sockaddr *) &peer, &peer_length) != 0) return -1;
+    if (getsockname(fd, (struct sockaddr *) &local, &local_length) != 0) return -1;
+    if (kw_address_text(&peer, peer_address, peer_port) != 0) return -1;
+    return kw_address_text(&local, local_address, local_port);
 }
 
 int kw_epoll_wait(int epfd, int *fds, int *flags, int capacity, int timeout_ms) {

@@ -1,13 +1,55 @@
 #include "microhttpd_shims.h"
 #include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <string.h>
+
+static void (*length_refused_hook)(void) = NULL;
+
+void keyward_mhd_set_length_refused_hook(void (*hook)(void)) { length_refused_hook = hook; }
+
+/// MHD_OPTION_EXTERNAL_LOGGER: libmicrohttpd 0.9.75 logs "Failed to parse `Content-Length'
+/// header" and "Too large value of 'Content-Length' header" just before it queues its own 400/413.
+static void keyward_mhd_log(void *cls, const char *format, va_list arguments) {
+    (void) cls;
+    (void) arguments;
+    if (length_refused_hook != NULL && format != NULL && strstr(format, "Content-Length") != NULL
+        && strstr(format, "Closing connection") != NULL)
+        length_refused_hook();
+}
+
+static pthread_key_t thread_local_key;
+static pthread_once_t thread_local_once = PTHREAD_ONCE_INIT;
+static void (*thread_local_release)(void *) = NULL;
+
+static void thread_local_destroy(void *value) {
+    if (thread_local_release != NULL && value != NULL) thread_local_release(value);
+}
+
+static void thread_local_make_key(void) { (void) pthread_key_create(&thread_local_key, thread_local_destroy); }
+
+void keyward_thread_local_set_release(void (*release)(void *)) { thread_local_release = release; }
+
+void *keyward_thread_local_get(void) {
+    (void) pthread_once(&thread_local_once, thread_local_make_key);
+    return pthread_getspecific(thread_local_key);
+}
+
+void keyward_thread_local_set(void *value) {
+    (void) pthread_once(&thread_local_once, thread_local_make_key);
+    (void) pthread_setspecific(thread_local_key, value);
+}
 
 struct MHD_Daemon *keyward_mhd_start(const struct keyward_mhd_settings *s) {
-    unsigned int flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO;
+    // MHD_USE_ERROR_LOG: messages go to keyward_mhd_log, which keeps only the Content-Length ones.
+    unsigned int flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO | MHD_USE_ERROR_LOG;
     if (!s->external_loop)
         flags |= MHD_USE_INTERNAL_POLLING_THREAD;
     if (s->address != NULL && s->address->sa_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     struct MHD_OptionItem options[] = {
+        // First: options are read in order, and those before it would log to standard error.
+        { MHD_OPTION_EXTERNAL_LOGGER, (intptr_t) keyward_mhd_log, NULL },
         { MHD_OPTION_SOCK_ADDR, 0, (void *) s->address },
         // An external-loop daemon has no threads; it shares its port with its siblings instead.
         s->external_loop ? (struct MHD_OptionItem) { MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL }

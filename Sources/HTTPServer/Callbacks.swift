@@ -13,6 +13,9 @@ let uriLogCallback: keyward_mhd_uri_log_callback = { cls, uri, connection in
     core.activeRequests.add(1, ordering: .relaxed)
     let context = RequestContext(
         core: core, connection: connection, socket: keyward_mhd_connection_fd(connection), target: target)
+    let registry = ThreadHeadRequests.current
+    registry.insert(context)
+    context.headRegistry = registry
     return Unmanaged.passRetained(context).toOpaque()
 }
 

@@ -11,7 +11,7 @@ public struct HTTPRequestRefusal: Sendable, Equatable {
     /// Why, as a stable slug: `missing_host`, `duplicate_host`,
     /// `content_length_with_transfer_encoding`, `conflicting_content_length`,
     /// `invalid_content_length`, `unsupported_transfer_encoding`,
-    /// `transfer_encoding_on_http10`, `invalid_field_name`, `invalid_field_value`,
+    /// `transfer_encoding_on_http10`, `invalid_field_name`, `invalid_field_value`, `obsolete_line_folding`,
     /// `invalid_method`, `invalid_target`, `head_too_large`, `too_many_fields`,
     /// `content_length_over_limit`, `chunked_body_over_limit`; `body_incomplete` (499).
     public let reason: String

@@ -15,6 +15,15 @@ struct HeadCollector {
     var transferEncodingIsChunked = false
     /// A field name that is not a token, or a value with control characters.
     var malformedField: FramingError?
+    /// Where each field lies in libmicrohttpd's buffer, for ``HeadLayout``.
+    var spans: [HeadLayout.FieldSpan] = []
+    /// Whether libmicrohttpd has queued its own error page for this request (see `lengthRefusedByLibrary`).
+    var libraryQueuedAnError: Bool { lengthRefusedByLibrary && transferEncodingCount == 0 }
+    /// Whether the first `Content-Length` is one that libmicrohttpd 0.9.75 itself fails to parse
+    /// (anything but 1*DIGIT up to 2^64 − 1: a sign, a list, a space, an overflow). When there is no
+    /// `Transfer-Encoding` it has then queued its own error page before the first access-handler
+    /// call, and a response queued after it would follow that page on the wire.
+    var lengthRefusedByLibrary = false
 
     init() {
         headers.reserveCapacity(16)
@@ -22,6 +31,7 @@ struct HeadCollector {
 
     mutating func add(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
         headerBytes += name.count + value.count + 4
+        spans.append(HeadLayout.FieldSpan(name: name.baseAddress, nameCount: name.count, value: value.baseAddress, valueCount: value.count))
         if malformedField == nil {
             if !HTTPBytes.isToken(name) {
                 malformedField = .invalidFieldName
@@ -32,6 +42,7 @@ struct HeadCollector {
         if HTTPBytes.caseInsensitiveEquals(name, Names.host) {
             hostCount += 1
         } else if HTTPBytes.caseInsensitiveEquals(name, Names.contentLength) {
+            if contentLengthValues.isEmpty { lengthRefusedByLibrary = !Self.isPlainUInt64(value) }
             contentLengthValues.append(contentsOf: Self.parseContentLength(value))
         } else if HTTPBytes.caseInsensitiveEquals(name, Names.transferEncoding) {
             transferEncodingCount += 1
@@ -63,6 +74,8 @@ struct HeadCollector {
             return .success(.chunked)
         }
         guard let first = contentLengthValues.first else { return .success(.none) }
+        // A list of equal lengths is valid (RFC 9110 §8.6) but libmicrohttpd cannot frame it.
+        if lengthRefusedByLibrary { return .failure(.invalidContentLength) }
         // RFC 9110 §8.6: a list of identical values may be accepted; differing ones never.
         guard let length = first else { return .failure(.invalidContentLength) }
         for other in contentLengthValues.dropFirst() {
@@ -70,6 +83,20 @@ struct HeadCollector {
             if other != length { return .failure(.conflictingContentLength) }
         }
         return .success(.contentLength(Int(length)))
+    }
+
+    /// True for 1*DIGIT whose value fits in 64 bits: the only lengths libmicrohttpd 0.9.75 reads.
+    static func isPlainUInt64(_ value: UnsafeRawBufferPointer) -> Bool {
+        guard !value.isEmpty else { return false }
+        var total: UInt64 = 0
+        for byte in value {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return false }
+            let (times, overflowTimes) = total.multipliedReportingOverflow(by: 10)
+            let (sum, overflowSum) = times.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
+            if overflowTimes || overflowSum { return false }
+            total = sum
+        }
+        return true
     }
 
     /// Splits a Content-Length value on commas; each element 1–18 ASCII digits
@@ -124,6 +151,8 @@ struct HeadCollector {
 /// Why a request's framing is refused; each maps to 400 `bad_request`.
 enum FramingError: String, Error {
     case invalidFieldName = "invalid_field_name"
+    /// A field line continued on the next line (RFC 9112 §5.2).
+    case obsoleteLineFolding = "obsolete_line_folding"
     case invalidFieldValue = "invalid_field_value"
     case missingHost = "missing_host"
     case duplicateHost = "duplicate_host"

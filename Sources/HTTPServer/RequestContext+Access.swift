@@ -13,8 +13,10 @@ extension RequestContext {
         uploadData: UnsafePointer<CChar>?,
         uploadDataSize: UnsafeMutablePointer<Int>
     ) -> MHD_Result {
+        if answeredDirectly { return .NO }
         switch phase {
         case .head:
+            leaveHeadRegistry()
             return acceptHead(method: method, version: version)
         case .body:
             let size = uploadDataSize.pointee
@@ -53,28 +55,35 @@ extension RequestContext {
         let headBytes = received > 2
             ? received - 2
             : methodText.utf8.count + target.utf8.count + 12 + collector.headerBytes
+        // libmicrohttpd answers a Content-Length it cannot parse itself, before this call; whatever
+        // is refused then goes straight onto the socket, so that its page never follows ours.
+        let direct = collector.libraryQueuedAnError
         if headBytes > core.configuration.maxHeaderBytes {
             return refuse(status: 431, code: "bad_request", reason: "head_too_large",
-                          response: core.canned.headTooLarge, from: remoteAddress)
+                          response: core.canned.headTooLarge, from: remoteAddress, direct: direct)
         }
         if collector.headers.count > core.configuration.maxHeaderFields {
             return refuse(status: 431, code: "bad_request", reason: "too_many_fields",
-                          response: core.canned.headTooLarge, from: remoteAddress)
+                          response: core.canned.headTooLarge, from: remoteAddress, direct: direct)
+        }
+        // Folded lines, NULs and lines read as the end of the head: bytes the fields do not cover.
+        if let layoutError = HeadLayout.check(method: method, version: version, headSize: received, fields: collector.spans) {
+            return refuse(.badRequest(layoutError.rawValue, from: remoteAddress), response: core.canned.badRequest, direct: direct)
         }
         if !Self.isValidTarget(target) {
-            return refuse(.badRequest("invalid_target", from: remoteAddress), response: core.canned.badRequest)
+            return refuse(.badRequest("invalid_target", from: remoteAddress), response: core.canned.badRequest, direct: direct)
         }
         // RFC 9110 §9.1: the method is a token.
         var methodBytes = methodText
         if !methodBytes.withUTF8({ HTTPBytes.isToken(UnsafeRawBufferPointer($0)) }) {
-            return refuse(.badRequest("invalid_method", from: remoteAddress), response: core.canned.badRequest)
+            return refuse(.badRequest("invalid_method", from: remoteAddress), response: core.canned.badRequest, direct: direct)
         }
         let framing: HTTPRequestHead.BodyFraming
         switch collector.framing(version: httpVersion) {
         case .success(let value):
             framing = value
         case .failure(let error):
-            return refuse(.badRequest(error.rawValue, from: remoteAddress), response: core.canned.badRequest)
+            return refuse(.badRequest(error.rawValue, from: remoteAddress), response: core.canned.badRequest, direct: direct)
         }
 
         let head = HTTPRequestHead(
@@ -138,19 +147,53 @@ extension RequestContext {
     }
 
     private func refuse(
-        status: Int, code: String, reason: String, response: OpaquePointer?, from address: String
+        status: Int, code: String, reason: String, response: OpaquePointer?, from address: String, direct: Bool = false
     ) -> MHD_Result {
         refuse(HTTPRequestRefusal(status: status, code: code, reason: reason, remoteAddress: address),
-               response: response)
+               response: response, direct: direct)
     }
 
-    private func refuse(_ refusal: HTTPRequestRefusal, response: OpaquePointer?) -> MHD_Result {
+    /// Answers the refusal and closes. `direct`: libmicrohttpd has an answer of its own queued, so
+    /// ours is written onto the socket and MHD_NO makes it close the connection without sending its own.
+    private func refuse(_ refusal: HTTPRequestRefusal, response: OpaquePointer?, direct: Bool = false) -> MHD_Result {
         phase = .refused
         body = []
         core.onRefusal?(refusal)
+        if direct {
+            let text = Array("{\"error\":\"\(refusal.code)\"}".utf8)
+            _ = text.withUnsafeBytes { raw in
+                keyward_mhd_send_final_response(
+                    connection, UInt32(refusal.status), Self.reasonPhrase(refusal.status), "application/json", raw.baseAddress, raw.count)
+            }
+            return .NO
+        }
         guard let response else { return .NO }
         return MHD_queue_response(connection, UInt32(refusal.status), response)
     }
+
+    /// The RFC 9110 §15 reason phrase of the statuses the server refuses with.
+    private static func reasonPhrase(_ status: Int) -> String {
+        switch status {
+        case 413: "Content Too Large"
+        case 431: "Request Header Fields Too Large"
+        default: "Bad Request"
+        }
+    }
+
+    /// The length refusal libmicrohttpd is about to send its own page for (see ``LengthRefusal``):
+    /// one JSON 400 straight onto the socket, which is then shut for sending.
+    func answerLengthRefusal() {
+        guard !answeredDirectly, phase == .head else { return }
+        answeredDirectly = true
+        phase = .refused
+        let remoteAddress = SocketAddress.numericHost(keyward_mhd_client_address(connection))
+        core.onRefusal?(.badRequest(FramingError.invalidContentLength.rawValue, from: remoteAddress))
+        _ = Self.badRequestBody.withUnsafeBytes { raw in
+            keyward_mhd_send_final_response(connection, 400, "Bad Request", "application/json", raw.baseAddress, raw.count)
+        }
+    }
+
+    static let badRequestBody = Array(#"{"error":"bad_request"}"#.utf8)
 
     static let payloadTooLargeBody = Array(#"{"error":"payload_too_large"}"#.utf8)
 

@@ -70,6 +70,17 @@ final class RequestContext: @unchecked Sendable {
 
     // Worker-only.
     var phase = Phase.head
+    /// The server already answered on the socket itself (see ``LengthRefusal``): close on the next call.
+    var answeredDirectly = false
+    /// The registry of requests in their head this one is in, until its head is handled or it ends.
+    /// Kept here rather than looked up: a daemon stopped from another thread ends its requests there.
+    var headRegistry: ThreadHeadRequests?
+
+    /// Takes the request out of its thread's registry of requests still in their head.
+    func leaveHeadRegistry() {
+        headRegistry?.remove(self)
+        headRegistry = nil
+    }
     var head: HTTPRequestHead?
     var body: [UInt8] = []
     var bodyLimit = 0
@@ -160,6 +171,7 @@ final class RequestContext: @unchecked Sendable {
     /// Fires `onClose` when the response was not fully delivered (a stream the
     /// producer aborted excepted: it knows).
     func complete(cleanly: Bool) {
+        leaveHeadRegistry()
         // Head accepted, body never finished (the client left or idled out): no handler ran, so
         // only the server can tell the application the request existed.
         if phase == .body, let head {

@@ -8,6 +8,19 @@ enum CLIOutput {
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 
+    /// `error` as one line: a Foundation file error as the file and what went wrong (its
+    /// description is a multi-line dump of domains and user info), anything else with its line
+    /// breaks folded into "; ".
+    static func oneLine(_ error: any Error) -> String {
+        let nsError = error as NSError
+        if nsError.domain == NSCocoaErrorDomain, let path = nsError.userInfo[NSFilePathErrorKey] as? String {
+            let posix = (nsError.userInfo[NSUnderlyingErrorKey] as? NSError).flatMap { $0.domain == NSPOSIXErrorDomain ? $0 : nil }
+            let underlying = posix.map { String(cString: strerror(Int32($0.code))) }
+            return "\(path): \(underlying ?? nsError.localizedDescription)"
+        }
+        return "\(error)".split(whereSeparator: \.isNewline).joined(separator: "; ")
+    }
+
     /// Parses flags or prints the usage error and the subcommand's usage; nil means "exit 2".
     /// - Parameter positional: how many bare arguments the subcommand takes (an action name).
     static func options(

@@ -1,6 +1,7 @@
 import Foundation
 import Keyward
 import ProviderRegistry
+import Upstream
 
 /// `keyward check-config`: like `nginx -t`. Validates keyward.toml, providers.toml and every secret
 /// they name, prints each problem (with file and line where it has one) and exits non-zero.
@@ -9,8 +10,9 @@ enum CheckConfigCommand {
         usage: keyward check-config [--config FILE] [--providers FILE]
 
         Validates keyward.toml (default ./keyward.toml or $KEYWARD_CONFIG), the providers file it
-        names (or --providers FILE), and that every secret they need can be read: the session key
-        and each provider's key. Prints every problem as file:line: key: message. Values of secrets
+        names (or --providers FILE), and that every secret they need can be read and parsed as
+        `serve` reads it: the session keys (retired ones included), the Android secrets of the
+        configured mode, and each provider's key. Nothing is bound or opened but the files. Prints every problem as file:line: key: message. Values of secrets
         are never printed.
 
         exit codes: 0 everything valid, 1 problems found, 2 usage error
@@ -36,6 +38,13 @@ enum CheckConfigCommand {
         if providersPath == nil { providersPath = configuration?.providersPath }
         if let configuration {
             do { _ = try ServiceAssembly.sessionKeys(secrets) } catch { problems.append("\(configPath): \(error)") }
+            // The Android handshake as `serve` builds it: its secrets read and its keys parsed. The
+            // client it is given only carries Google calls, and none is made here.
+            let upstream = UpstreamClient()
+            do { _ = try AndroidAssembly.handshake(configuration, secrets: secrets, upstream: upstream) } catch {
+                problems.append("\(configPath): \(error)")
+            }
+            upstream.shutdown()
             // A SQLite store needs a folder to live in. Only a warning: systemd's StateDirectory=
             // creates it when the service starts. A PostgreSQL store is only reached by `migrate`.
             if configuration.storeURL.hasPrefix("sqlite://") {
@@ -52,6 +61,7 @@ enum CheckConfigCommand {
             do {
                 let registry = try ProviderRegistry.load(path: providersPath)
                 providerCount = registry.names.count
+                for warning in registry.warnings { CLIOutput.error(warning.description) }
                 // Only iOS sessions can sign requests: with iOS off such a provider refuses everyone.
                 if let configuration, configuration.apple == nil {
                     for name in registry.names where registry.providers[name]?.requireAssertion == true {

@@ -76,7 +76,7 @@ enum DevicesCommand {
             }
             return 0
         } catch {
-            CLIOutput.error("keyward devices: \(error)")
+            CLIOutput.error("keyward devices: " + CLIOutput.oneLine(error))
             return 1
         }
     }

@@ -46,7 +46,7 @@ enum KeysCommand {
             case "rotate" where options.positional.count == 1:
                 let keyFile = try options.required("key-file")
                 let retiredFile = try options.required("retired-file")
-                let current = try ECPrivateKey(pkcs8PEM: try String(contentsOfFile: keyFile, encoding: .utf8))
+                let current = try readKey(keyFile)
                 let retired = (try? String(contentsOfFile: retiredFile, encoding: .utf8)) ?? ""
                 try writePrivate(retired + pem(current.publicKey), to: retiredFile)
                 let next = try ECPrivateKey.generate(.p256)
@@ -55,7 +55,7 @@ enum KeysCommand {
                 print("active  kid \(SessionKeySet.thumbprintKID(for: next.publicKey)) (\(keyFile)); restart each instance to sign with it")
                 return 0
             case "kid" where options.positional.count == 1:
-                let key = try ECPrivateKey(pkcs8PEM: try String(contentsOfFile: try options.required("key-file"), encoding: .utf8))
+                let key = try readKey(try options.required("key-file"))
                 print(SessionKeySet.thumbprintKID(for: key.publicKey))
                 return 0
             default:
@@ -66,8 +66,23 @@ enum KeysCommand {
             CLIOutput.error("keyward keys: \(usageError)\n\n\(usage)")
             return 2
         } catch {
-            CLIOutput.error("keyward keys: \(error)")
+            CLIOutput.error("keyward keys: " + CLIOutput.oneLine(error))
             return 1
+        }
+    }
+
+    /// The session key in `path`.
+    /// - Throws: `ServiceAssembly.Problem`, one line naming the file and what to do.
+    static func readKey(_ path: String) throws(ServiceAssembly.Problem) -> ECPrivateKey {
+        let text: String
+        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
+            let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read (check its permissions)" : "does not exist"
+            throw ServiceAssembly.Problem("the key file \(path) \(reason); give --key-file the session key's file "
+                + "(KEYWARD_SESSION_KEY_FILE), or make one with `keyward keys generate --out FILE`")
+        }
+        do { return try ECPrivateKey(pkcs8PEM: text) } catch {
+            throw ServiceAssembly.Problem("the key file \(path) is not a PKCS#8 PEM private key (-----BEGIN PRIVATE KEY-----); "
+                + "give --key-file the session key's file, as `keyward keys generate` writes it")
         }
     }
 
@@ -89,11 +104,11 @@ enum KeysCommand {
     static func writePrivate(_ text: String, to path: String) throws {
         let temporary = path + ".tmp-\(getpid())"
         guard FileManager.default.createFile(atPath: temporary, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
-            throw ServiceAssembly.Problem("cannot write \(path)")
+            throw ServiceAssembly.Problem("cannot write \(path); check that its folder exists and is writable")
         }
         guard rename(temporary, path) == 0 else {
             unlink(temporary)
-            throw ServiceAssembly.Problem("cannot replace \(path)")
+            throw ServiceAssembly.Problem("cannot replace \(path); check that its folder is writable")
         }
     }
 }

@@ -19,7 +19,7 @@ enum MigrateCommand {
             print("keyward migrate: \(ServiceAssembly.redacted(configuration.storeURL)): every migration applied")
             return 0
         } catch {
-            CLIOutput.error("keyward migrate: \(error)")
+            CLIOutput.error("keyward migrate: " + CLIOutput.oneLine(error))
             return 1
         }
     }

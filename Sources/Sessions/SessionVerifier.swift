@@ -4,17 +4,17 @@ import KeywardCrypto
 /// Verifies session tokens (RFC 7519 §7.2, with the RFC 8725 best practices) against a key set.
 ///
 /// Checks, in order, each refusal with its ``SessionError/Kind``:
-/// 1. shape: at most ``maxTokenBytes``, three unpadded base64url segments, JSON header
-///    (`token_malformed`);
+/// 1. shape: at most ``maxTokenBytes``, three unpadded base64url segments, JSON header with no
+///    duplicate member names, no byte-order mark and only integer numbers (`token_malformed`);
 /// 2. `alg` must be `ES256` — whatever the header says, only ES256 is ever run (`alg_not_allowed`);
 ///    `typ`, when present, must be `JWT`; no `crit` (`token_malformed`);
 /// 3. `kid` present, well formed, and exactly a key of the set (`kid_missing`, `kid_invalid`,
 ///    `kid_unknown`);
 /// 4. signature exactly 64 bytes `R ‖ S` (`signature_malformed`) that verifies with that key
 ///    over the ASCII signing input (`signature_invalid`);
-/// 5. claims: `iss`, `sub`, `plat` (`ios`/`android`), integer `iat` and `exp` with `exp` > `iat`
-///    (`claims_invalid`); `iss` equal to ours (`issuer_mismatch`); `exp − iat` ≤ the configured
-///    TTL (`ttl_too_long`);
+/// 5. claims: the same strict JSON as the header, no `aud`, `iss`, `sub`, `plat` (`ios`/`android`),
+///    integer `iat` and `exp` with `exp` > `iat` (`claims_invalid`); `iss` equal to ours
+///    (`issuer_mismatch`); `exp − iat` ≤ the configured TTL (`ttl_too_long`);
 /// 6. time, with at most 60 s leeway: `now` < `exp` + leeway (`token_expired`), `nbf` and `iat`
 ///    ≤ `now` + leeway (`token_not_yet_valid`, `token_issued_in_future`).
 ///
@@ -76,6 +76,7 @@ public final class SessionVerifier: Sendable {
     private func verifyUncached(_ bytes: UnsafeBufferPointer<UInt8>) throws(SessionError) -> VerifiedTokenCache.Entry {
         guard let parts = JWTSegment.split(bytes),
               let headerJSON = JWTSegment.decode(UnsafeBufferPointer(rebasing: bytes[parts.header])),
+              StrictJSONObject.memberNames(headerJSON) != nil,
               let header = try? JSONDecoder().decode(JWTHeader.self, from: Data(headerJSON))
         else { throw SessionError(.tokenMalformed) }
 
@@ -98,7 +99,9 @@ public final class SessionVerifier: Sendable {
         guard let payloadJSON = JWTSegment.decode(UnsafeBufferPointer(rebasing: bytes[parts.payload])) else {
             throw SessionError(.tokenMalformed)
         }
-        guard let payload = try? JSONDecoder().decode(JWTPayload.self, from: Data(payloadJSON)),
+        // Claims Keyward never issues but another verifier would honour are refused: `aud` (RFC 7519 §4.1.3).
+        guard let claimNames = StrictJSONObject.memberNames(payloadJSON), !claimNames.contains("aud"),
+              let payload = try? JSONDecoder().decode(JWTPayload.self, from: Data(payloadJSON)),
               !payload.sub.isEmpty, SessionPlatform(rawValue: payload.plat) != nil, payload.exp > payload.iat
         else { throw SessionError(.claimsInvalid) }
         guard payload.iss == issuer else { throw SessionError(.issuerMismatch) }

@@ -97,8 +97,11 @@ enum EasyHandleSetup {
             let line = UnsafeRawBufferPointer(start: data, count: size * count)
             return TransferState.from(userdata).receiveHeaderLine(line)
         })
-        try check(kw_curl_easy_set_prereq_function(easy) { userdata, _, _, _, _ in
-            if let userdata { TransferState.from(userdata).connectionReady() }
+        try check(kw_curl_easy_set_prereq_function(easy) { userdata, primaryAddress, localAddress, primaryPort, localPort in
+            guard let userdata else { return CURL_PREREQFUNC_OK }
+            TransferState.from(userdata).connectionReady(ConnectionEndpoints(
+                peerAddress: primaryAddress.map { String(cString: $0) } ?? "", peerPort: Int(primaryPort),
+                localAddress: localAddress.map { String(cString: $0) } ?? "", localPort: Int(localPort)))
             return CURL_PREREQFUNC_OK
         })
     }

@@ -205,7 +205,7 @@ final class MultiLoop: @unchecked Sendable {
                     // pass libcurl 7.88's liveness check and be read as the next request's answer,
                     // for another client. Kill the connection outright.
                     let owner = parkedBy.removeValue(forKey: socket)
-                    if owner.map({ active[$0] == nil }) ?? true { _ = kw_socket_kill_idle(socket) }
+                    if owner.map({ active[$0] == nil }) ?? true, !isInUse(socket) { _ = kw_socket_kill_idle(socket) }
                     continue
                 }
                 insideLibcurl = true
@@ -266,6 +266,17 @@ final class MultiLoop: @unchecked Sendable {
         if kw_epoll_watch(epollFD, socket, interest, (wasParked || known != nil) ? 1 : 0) == 0 {
             watched[socket] = interest
         }
+    }
+
+    /// Whether an active transfer's request went out on `socket`'s connection. The socket callback
+    /// cannot tell: a transfer that takes a cached connection, reads a large answer in one pass and
+    /// pauses for a slow client has not yet announced the socket, whose last events still name the
+    /// previous, finished transfer. Its pre-request callback named the connection's endpoints,
+    /// though, and endpoints are unique among open connections. Called only when a parked socket
+    /// speaks with no running transfer behind its last events, so the scan is rare.
+    private func isInUse(_ socket: curl_socket_t) -> Bool {
+        guard let endpoints = ConnectionEndpoints(socket: socket) else { return false }
+        return active.values.contains { $0.connection == endpoints }
     }
 
     /// CURLMOPT_TIMERFUNCTION: -1 deletes the timer; otherwise it is due in `timeoutMs` (0 = now).

@@ -32,6 +32,9 @@ final class TransferState: @unchecked Sendable {
     private(set) var headDelivered = false
     /// Whether libcurl reported a connection ready (CURLOPT_PREREQFUNCTION): the idle timer runs from then.
     private(set) var isConnected = false
+    /// The connection the current request went out on, as libcurl reported it to the pre-request
+    /// callback (a retry on a fresh connection reports again); nil before any.
+    private(set) var connection: ConnectionEndpoints?
     /// Monotonic milliseconds of the last byte seen (or of the connection, or of the last resume).
     private(set) var lastActivityMs: Int64 = 0
     /// The handler returned false and has not been resumed.
@@ -65,9 +68,11 @@ final class TransferState: @unchecked Sendable {
 
     // MARK: libcurl callbacks (multi thread)
 
-    /// CURLOPT_PREREQFUNCTION: a connection (new or reused) is ready; the idle window starts.
-    func connectionReady() {
+    /// CURLOPT_PREREQFUNCTION: a connection (new or reused) is ready, with these endpoints; the idle
+    /// window starts.
+    func connectionReady(_ endpoints: ConnectionEndpoints) {
         isConnected = true
+        connection = endpoints
         lastActivityMs = clock.nowMs
     }
 

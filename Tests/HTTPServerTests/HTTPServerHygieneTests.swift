@@ -52,16 +52,81 @@ final class HTTPServerHygieneTests: XCTestCase {
             reason: "conflicting_content_length")
     }
 
-    func testUnparseableContentLengthIsRefusedByLibmicrohttpdAndClosed() throws {
-        // libmicrohttpd parses Content-Length itself before the first access-handler call and
-        // answers a value it cannot parse (a list, a sign) with its own 400 page: the status and
-        // the close are what we need; the body is not ours.
+    func testUnparseableContentLengthIsOneJSON400AndClosed() throws {
+        // libmicrohttpd parses Content-Length itself before the first access-handler call; a value it
+        // cannot parse used to get its own HTML 400 with the head sent twice.
+        for value in ["+5", "5, 6", "-1", "0x5", "5 5", "five", "99999999999999999999999"] {
+            try assertRefusedOnce(
+                "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: \(value)\r\n\r\nhello!", reason: "invalid_content_length")
+        }
+    }
+
+    /// Sends `request`; expects exactly one response, a JSON 400, then the close.
+    private func assertRefusedOnce(_ request: String, reason: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let refusals = Box<[HTTPRequestRefusal]>([])
+        let calls = Box(0)
+        let server = try hygieneServer(refusals: refusals, calls: calls)
+        let client = try RawClient(port: server.port)
+        try client.send(request)
+        let response = try client.readResponse()
+        XCTAssertEqual(response.status, 400, file: file, line: line)
+        XCTAssertEqual(response.header("Content-Type"), "application/json", file: file, line: line)
+        XCTAssertEqual(response.text, #"{"error":"bad_request"}"#, file: file, line: line)
+        XCTAssertTrue(client.isClosedByServer(), "more bytes after the first response, or left open", file: file, line: line)
+        XCTAssertEqual(calls.value, 0, "handler ran", file: file, line: line)
+        XCTAssertEqual(refusals.value.map(\.reason), [reason], file: file, line: line)
+    }
+
+    // RFC 9112 §5.2: obs-fold is refused. libmicrohttpd 0.9.75 glues a continuation line onto the
+    // previous field's *name*, so a fold could make a framing field out of an unknown one.
+
+    func testFoldMakingAContentLengthIs400AndClosed() throws {
+        try assertRefused("POST / HTTP/1.1\r\nHost: x\r\nContent-Lengt: 5\r\n h\r\n\r\nhello", reason: "obsolete_line_folding")
+    }
+
+    func testFoldMakingATransferEncodingIs400AndClosed() throws {
+        try assertRefused(
+            "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encodin: chunked\r\n\tg\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+            reason: "obsolete_line_folding")
+    }
+
+    func testFoldInAnOrdinaryFieldIs400AndClosed() throws {
+        try assertRefused("GET / HTTP/1.1\r\nHost: x\r\nX-Note: first\r\n  second\r\n\r\n", reason: "obsolete_line_folding")
+    }
+
+    func testEmptyFieldNameIs400AndClosed() throws {
+        // libmicrohttpd 0.9.75 takes a line starting with a colon as the end of the head: the
+        // lines after it would be read as a second request.
+        try assertRefused("GET / HTTP/1.1\r\nHost: x\r\n: nameless\r\n\r\n", reason: "invalid_field_name")
+        try assertRefused("GET / HTTP/1.1\r\nHost: x\r\n:GET /admin HTTP/1.1\r\nX-A: 1\r\n\r\n", reason: "invalid_field_name")
+    }
+
+    func testNULInAFieldValueIs400AndClosed() throws {
+        try assertRefused("GET / HTTP/1.1\r\nHost: x\r\nX-Note: a\u{0}b\r\n\r\n", reason: "invalid_field_value")
+        try assertRefused("GET / HTTP/1.1\r\nHost: x\r\nX-Note: \u{0}\r\n\r\n", reason: "invalid_field_value")
+    }
+
+    func testNULStartingAFieldLineIs400AndClosed() throws {
+        // Also read as the end of the head by libmicrohttpd 0.9.75.
+        try assertRefused("GET / HTTP/1.1\r\nHost: x\r\n\u{0}X-Note: a\r\n\r\n", reason: "invalid_field_name")
+    }
+
+    func testNULInsideAFieldNameIsRefusedByLibmicrohttpdAndClosed() throws {
+        // The name ends at the NUL, so libmicrohttpd finds no colon on the line and refuses the head
+        // itself, with its own 400 page, before the server sees a field: status, close, no handler.
         let calls = Box(0)
         let server = try hygieneServer(refusals: Box([]), calls: calls)
         let client = try RawClient(port: server.port)
-        let response = try client.exchange("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5, 6\r\n\r\nhello!")
+        let response = try client.exchange("GET / HTTP/1.1\r\nHost: x\r\nX-\u{0}Note: a\r\n\r\n")
         XCTAssertEqual(response.status, 400)
+        XCTAssertEqual(response.header("Connection")?.lowercased(), "close")
+        XCTAssertTrue(client.isClosedByServer())
         XCTAssertEqual(calls.value, 0)
+    }
+
+    func testByteNotAllowedInAFieldNameIs400AndClosed() throws {
+        try assertRefused("GET / HTTP/1.1\r\nHost: x\r\nX\"Note: a\r\n\r\n", reason: "invalid_field_name")
+        try assertRefused("GET / HTTP/1.1\r\nHost: x\r\nX-N\u{E9}te: a\r\n\r\n", reason: "invalid_field_name")
     }
 
     func testDuplicateHostIs400() throws {

@@ -1,3 +1,4 @@
+import DeviceSimulator
 import Foundation
 import Keyward
 import KeywardDemo
@@ -163,6 +164,80 @@ final class CommandLineTests: XCTestCase {
             XCTAssertTrue(result.stderr.contains(expected), "case \(index): expected \(expected) in \(result.stderr)")
             XCTAssertFalse(result.stderr.contains("\"k\""))
         }
+    }
+
+    /// `check-config` runs the loading and checks `serve` runs (without binding ports): what one
+    /// refuses, the other refuses with the same message; what one accepts, the other starts with.
+    func testCheckConfigRefusesWhatServeRefuses() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let keys = try IntegrityTestKeys.generate()
+        _ = try folder.write("p.toml", """
+            [p]
+            base_url = "https://api.example.com"
+            secret = "P_KEY"
+            auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
+            allow = [ { method = "GET", path = "/v1/*" } ]
+            """)
+        let config = { (mode: String) in
+            try folder.write("keyward.toml", """
+                providers_file = "p.toml"
+                [listen]
+                proxy = "127.0.0.1:\(freeLoopbackPort())"
+                admin = "127.0.0.1:\(freeLoopbackPort())"
+                [store]
+                url = "sqlite://\(folder.path)/k.db"
+                [android]
+                package_names = ["com.example.app"]
+                signing_cert_digests = ["\(String(repeating: "AB", count: 32))"]
+                mode = "\(mode)"
+                """)
+        }
+        let base = ["KEYWARD_SESSION_KEY": Self.sessionKeyPEM, "P_KEY": "k"]
+        let classic = base.merging(["KEYWARD_PLAY_DECRYPTION_KEY": keys.decryptionKeyBase64,
+                                    "KEYWARD_PLAY_VERIFICATION_KEY": keys.verificationKeyBase64]) { $1 }
+        // (mode, environment, a fragment of the one error line)
+        let cases: [(String, [String: String], String)] = [
+            ("classic", classic.merging(["KEYWARD_PLAY_DECRYPTION_KEY": "DECRYPTION_KEY=" + keys.decryptionKeyBase64]) { $1 }, "decryption key"),
+            ("classic", classic.merging(["KEYWARD_PLAY_VERIFICATION_KEY": "VERIFICATION_KEY=" + keys.verificationKeyBase64]) { $1 }, "verification key"),
+            ("classic", classic.filter { $0.key != "KEYWARD_PLAY_DECRYPTION_KEY" }, "KEYWARD_PLAY_DECRYPTION_KEY"),
+            ("standard", base, "KEYWARD_GOOGLE_SERVICE_ACCOUNT"),
+            ("classic", classic.merging(["KEYWARD_SESSION_KEYS_RETIRED": "kid-1 retired last week"]) { $1 }, "KEYWARD_SESSION_KEYS_RETIRED"),
+        ]
+        for (index, (mode, environment, expected)) in cases.enumerated() {
+            let path = try config(mode)
+            let check = try KeywardBinary.run(["check-config", "--config", path], environment: environment)
+            XCTAssertEqual(check.status, 1, "case \(index): check-config said \(check.stdout)")
+            XCTAssertTrue(check.stderr.contains(expected), "case \(index): expected \(expected) in \(check.stderr)")
+            let serve = try KeywardBinary.run(["serve", "--config", path], environment: environment, timeout: 30)
+            XCTAssertEqual(serve.status, 1, "case \(index): serve")
+            XCTAssertTrue(serve.stderr.contains(expected), "case \(index): expected \(expected) in \(serve.stderr)")
+        }
+        // The control: the same files with good keys pass.
+        let good = try KeywardBinary.run(["check-config", "--config", try config("classic")], environment: classic)
+        XCTAssertEqual(good.status, 0, good.stderr)
+    }
+
+    func testKeyFileErrorsAreOneLineNamingTheFileAndWhatToDo() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let missing = folder.path + "/missing.pem"
+        let garbage = try folder.write("garbage.pem", "not a key\n")
+        let cases: [([String], String, String)] = [
+            (["keys", "rotate", "--key-file", missing, "--retired-file", folder.path + "/retired.pem"], missing, "keyward keys generate"),
+            (["keys", "kid", "--key-file", missing], missing, "keyward keys generate"),
+            (["keys", "rotate", "--key-file", garbage, "--retired-file", folder.path + "/retired.pem"], garbage, "PKCS#8"),
+            (["keys", "generate", "--out", folder.path + "/no-such-folder/key.pem"], folder.path + "/no-such-folder/key.pem", "folder"),
+        ]
+        for (arguments, file, hint) in cases {
+            let result = try KeywardBinary.run(arguments)
+            let lines = result.stderr.split(separator: "\n")
+            XCTAssertEqual(result.status, 1, arguments.joined(separator: " "))
+            XCTAssertEqual(lines.count, 1, "\(arguments.joined(separator: " ")): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains(file) && result.stderr.contains(hint), "\(arguments.joined(separator: " ")): \(result.stderr)")
+            XCTAssertFalse(result.stderr.contains("NSCocoaErrorDomain"), result.stderr)
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder.path + "/retired.pem"), "rotate wrote the retired file before failing")
     }
 
     // MARK: serve, SIGHUP, mint, devices

@@ -137,6 +137,28 @@ final class ProviderRegistryLoadingTests: XCTestCase {
         ])
     }
 
+    func testMethodsMustBeTokensAndUnknownOnesAreWarnedAbout() throws {
+        // RFC 9110 §9.1: a method is a token.
+        let refused = configErrors { _ = try registry(providerText(allow: "[{ method = \"GE T\", path = \"/a\" }, { method = \"G(E)T\", path = \"/b\" }, { method = \"\", path = \"/c\" }]")) }
+        XCTAssertEqual(refused.map(\.key), ["demo.allow[0].method", "demo.allow[1].method", "demo.allow[2].method"])
+        // A token that no client sends makes a rule that never matches: loaded, with a warning.
+        let allow = """
+        [
+          { method = "PSOT", path = "/v1/a" },
+          { method = "GETT", path = "/v1/b" },
+          { method = "PATCH", path = "/v1/c" },
+          { method = "FROBNICATE", path = "/v1/d" },
+        ]
+        """
+        let loaded = try registry(providerText(allow: allow))
+        XCTAssertEqual(loaded.warnings.map(\.description), [
+            "p.toml:6: demo.allow[0].method: warning: PSOT is not an HTTP method this rule can expect (did you mean POST?)",
+            "p.toml:7: demo.allow[1].method: warning: GETT is not an HTTP method this rule can expect (did you mean GET?)",
+            "p.toml:9: demo.allow[3].method: warning: FROBNICATE is not an HTTP method this rule can expect",
+        ])
+        XCTAssertEqual(try registry(providerText()).warnings, [])
+    }
+
     func testOutOfRangeValuesAreRefused() {
         let extra = "max_body_bytes = 999999999\nconnect_timeout_ms = 1\nrate_limit = { per_minute = 0 }"
         let found = configErrors { _ = try registry(providerText(extra: extra)) }

@@ -49,6 +49,19 @@ final class ProxyPathTests: XCTestCase {
         XCTAssertEqual(reason("/" + String(repeating: "a", count: 5000)), "too_long")
     }
 
+    func testDotSegmentsWithPathParametersAreRefusedLikeDotSegments() {
+        // Tomcat-style servers drop `;params` from a segment before resolving dots: `..;x` is `..`.
+        XCTAssertEqual(reason("/v1/..;x/files"), "dot_segment")
+        XCTAssertEqual(reason("/v1/.;x/files"), "dot_segment")
+        XCTAssertEqual(reason("/v1/..;/files"), "dot_segment")
+        XCTAssertEqual(reason("/v1/files/..;jsessionid=1"), "dot_segment")
+        XCTAssertEqual(reason("/v1/;x/files"), "empty_segment")
+        // Parameters on an ordinary segment, and dots that are not a dot segment, still pass.
+        XCTAssertNil(reason("/v1/files;v=2"))
+        XCTAssertNil(reason("/v1/...;x"))
+        XCTAssertNil(reason("/v1/.x;y"))
+    }
+
     func testCanonicalPathsDecodeOnceAndReEncodeCanonically() throws {
         XCTAssertEqual(try ProxyPath.canonicalSegments(rawPath: "/v1/chat/completions"), ["v1", "chat", "completions"])
         XCTAssertEqual(try ProxyPath.canonicalSegments(rawPath: "/v1/%63hat"), ["v1", "chat"])

@@ -105,6 +105,19 @@ final class RequestRewriteTests: XCTestCase {
                        "k%2565y=1&keys=2&monkey=3&key=AIza%26x%3D1")
     }
 
+    func testSemicolonsGoToAQueryKeyProviderEncoded() throws {
+        // An upstream that also splits parameters on `;` would otherwise see the client's `key` first.
+        let gemini = try provider("gemini")
+        let credential = try ProviderCredential(provider: gemini, secretValue: "AIza")
+        XCTAssertEqual(RequestRewrite.upstreamQuery("address=y;key=c4", provider: gemini, credential: credential),
+                       "address=y%3Bkey=c4&key=AIza")
+        XCTAssertEqual(RequestRewrite.upstreamQuery(";key=c4;", provider: gemini, credential: credential), "%3Bkey=c4%3B&key=AIza")
+        // Header-key providers get the query as sent.
+        let openai = try provider("openai")
+        XCTAssertEqual(RequestRewrite.upstreamQuery("a=1;b=2", provider: openai, credential: try ProviderCredential(provider: openai, secretValue: "sk")),
+                       "a=1;b=2")
+    }
+
     /// Found by fuzz/FuzzProxyPath.swift (minimized: `Key&\u{734}`): `&` or `=` followed by a combining
     /// mark is one Character, so splitting the query by Character missed the boundary and the client's
     /// key reached the upstream next to ours. The query is split on bytes, as the upstream splits it.

@@ -170,6 +170,38 @@ final class SessionNegativeTests: XCTestCase {
         }
     }
 
+    func testDuplicateMemberNamesAreRefused() throws {
+        // RFC 7515 §4 and RFC 7519 §4: a JOSE header or claims set with duplicate names is refused;
+        // a parser that keeps the first value would honour an expiry another reads as long past.
+        let claims = "{\"iss\":\"\(issuerName)\",\"sub\":\"device-1\",\"plat\":\"ios\",\"iat\":\(now),\"exp\":\(now + 300),\"exp\":\(now - 1000)}"
+        assertRefused(try es256(TokenForge.header(), claims), "claims_invalid")
+        // The same name spelled with an escape is the same member.
+        let escaped = "{\"iss\":\"\(issuerName)\",\"sub\":\"device-1\",\"plat\":\"ios\",\"iat\":\(now),\"exp\":\(now + 300),\"\\u0065xp\":\(now - 1000)}"
+        assertRefused(try es256(TokenForge.header(), escaped), "claims_invalid")
+        assertRefused(try es256(TokenForge.header(extra: ",\"kid\":\"k2\""), validClaims), "token_malformed")
+        assertRefused(try es256(TokenForge.header(extra: ",\"alg\":\"none\""), validClaims), "token_malformed")
+    }
+
+    func testAnAudienceClaimIsRefused() throws {
+        // Keyward never issues `aud`; a verifier elsewhere would honour one (RFC 7519 §4.1.3).
+        let claims = String(validClaims.dropLast()) + ",\"aud\":\"https://other.example\"}"
+        assertRefused(try es256(TokenForge.header(), claims), "claims_invalid")
+    }
+
+    func testNumbersThatAreNotPlainIntegersAreRefused() throws {
+        for exp in ["\(now + 300).0", "1.8e9", "18E8", "\(now + 300)e0", "-0.5"] {
+            let claims = "{\"iss\":\"\(issuerName)\",\"sub\":\"device-1\",\"plat\":\"ios\",\"iat\":\(now),\"exp\":\(exp)}"
+            assertRefused(try es256(TokenForge.header(), claims), "claims_invalid")
+        }
+        let iat = "{\"iss\":\"\(issuerName)\",\"sub\":\"device-1\",\"plat\":\"ios\",\"iat\":\(now).0,\"exp\":\(now + 300)}"
+        assertRefused(try es256(TokenForge.header(), iat), "claims_invalid")
+    }
+
+    func testALeadingByteOrderMarkIsRefused() throws {
+        assertRefused(try es256("\u{FEFF}" + TokenForge.header(), validClaims), "token_malformed")
+        assertRefused(try es256(TokenForge.header(), "\u{FEFF}" + validClaims), "claims_invalid")
+    }
+
     func testSeededMutationsOfAValidTokenAreAllRefusedWithASlug() throws {
         let token = Array(try es256(TokenForge.header(), validClaims).utf8)
         var generator = SplitMix64(seed: 0x5E55_1015)

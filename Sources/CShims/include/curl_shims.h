@@ -67,6 +67,12 @@ int kw_epoll_unwatch(int epfd, int fd);
 /// whereas bytes a server sent unasked would have passed as alive and been read as the next
 /// answer. Returns 0, or -1 (errno set).
 int kw_socket_kill_idle(int fd);
+/// The two ends of the connected TCP socket `fd` as libcurl reports a connection to the
+/// pre-request callback: numeric addresses (`inet_ntop`, at most 45 bytes plus NUL, into buffers of
+/// `KW_ADDRESS_TEXT_SIZE`) and ports. Returns 0, or -1 when the socket has no peer (not connected,
+/// reset, closed) or is not IPv4/IPv6.
+#define KW_ADDRESS_TEXT_SIZE 46
+int kw_socket_endpoints(int fd, char *peer_address, int *peer_port, char *local_address, int *local_port);
 /// `epoll_wait` into plain arrays: for each ready descriptor, its fd and CURL_CSELECT_* flags.
 /// Returns how many are ready (0 on timeout or EINTR), -1 on error.
 int kw_epoll_wait(int epfd, int *fds, int *flags, int capacity, int timeout_ms);

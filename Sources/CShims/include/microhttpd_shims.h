@@ -50,6 +50,19 @@ struct keyward_mhd_settings {
     int external_loop;
 };
 
+/// Called on the thread that runs a connection when libmicrohttpd has just refused that
+/// connection's `Content-Length` (a value it cannot parse, or one over 2^64 − 1) and is about to
+/// queue its own error page, before anything is sent. libmicrohttpd's log is the only place it
+/// says so: daemons log to a function that passes these two messages on, and drops the rest.
+/// Set once, before any daemon starts.
+void keyward_mhd_set_length_refused_hook(void (*hook)(void));
+
+/// A pointer kept per thread (pthread key), for the objects only that thread's callbacks use;
+/// `release` runs on a thread's stored pointer when the thread exits. Set `release` once, first.
+void keyward_thread_local_set_release(void (*release)(void *));
+void *keyward_thread_local_get(void);
+void keyward_thread_local_set(void *value);
+
 /// Starts a daemon: epoll, turbo, suspend/resume allowed; IPv6 when the address is; either
 /// internal polling threads (a pool of `thread_pool_size`) or, with `external_loop`, none.
 /// NULL on failure.

@@ -47,7 +47,14 @@ public enum ServiceAssembly {
         var retired: [(kid: String, key: ECPublicKey)] = []
         let retiredText: String?
         do { retiredText = try secrets.optionalValue(retiredSessionKeysSecret) } catch { throw Problem(error.description) }
-        for block in pemBlocks(retiredText ?? "") {
+        let retiredBlocks = pemBlocks(retiredText ?? "")
+        // An emptied file is fine (nothing retired); text without a key would leave every session
+        // signed by the old key failing `kid_unknown` while the operator believes it kept.
+        if retiredBlocks.isEmpty, let retiredText, retiredText.contains(where: { !$0.isWhitespace }) {
+            throw Problem("secret \(retiredSessionKeysSecret): no PEM block (-----BEGIN PUBLIC KEY----- …) in it; "
+                + "put the retired public keys there as `keyward keys rotate` writes them, or empty it")
+        }
+        for block in retiredBlocks {
             let key: ECPublicKey
             if let publicKey = try? ECPublicKey(pem: block) {
                 key = publicKey

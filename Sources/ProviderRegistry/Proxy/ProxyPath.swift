@@ -2,7 +2,7 @@
 ///
 /// The path after `/p/<provider>` is split on `/` and each segment percent-decoded exactly once
 /// (RFC 3986 §2.1). Anything that could make two parties read the path differently is refused before
-/// matching: dot and empty segments, backslashes, encoded `/` `\` `.` `%`, NUL and control characters.
+/// matching: dot and empty segments (also before path parameters: `..;x`, `;x`), backslashes, encoded `/` `\` `.` `%`, NUL and control characters.
 /// The allowlist then matches the decoded segments, and `encode` rebuilds exactly the path that
 /// matched, so the upstream receives what was checked.
 public enum ProxyPath {
@@ -27,7 +27,8 @@ public enum ProxyPath {
     /// The decoded segments of `rawPath` (`/v1/chat/completions` → `["v1", "chat", "completions"]`).
     ///
     /// - Parameter rawPath: the percent-encoded path after `/p/<provider>`, without the query.
-    /// - Returns: one or more non-empty segments, each valid UTF-8, none `.` or `..`.
+    /// - Returns: one or more non-empty segments, each valid UTF-8, none `.` or `..`, none starting
+    ///   with `;`, `.;` or `..;`.
     /// - Throws: `ProxyPathError` naming the first rule broken.
     public static func canonicalSegments<S: StringProtocol>(rawPath: S) throws(ProxyPathError) -> [String] {
         let bytes = rawPath.utf8
@@ -44,6 +45,13 @@ public enum ProxyPath {
             guard pendingHex == 0 else { throw .badPercentEncoding }
             guard !current.isEmpty else { throw .emptySegment }
             if current.count <= 2, current.allSatisfy({ $0 == UInt8(ascii: ".") }) { throw .dotSegment }
+            // Servers that take `;` as the start of path parameters (Tomcat, Jetty) drop them before
+            // resolving dots, so `..;x` is `..` and `;x` is empty there. A decoded `;` counts too: it
+            // is a `pchar` and goes upstream as is.
+            if let semicolon = current.firstIndex(of: UInt8(ascii: ";")) {
+                if semicolon == 0 { throw .emptySegment }
+                if semicolon <= 2, current[..<semicolon].allSatisfy({ $0 == UInt8(ascii: ".") }) { throw .dotSegment }
+            }
             guard segments.count < maximumSegments else { throw .tooLong }
             if needsDecoding {
                 guard let text = String(validating: current, as: UTF8.self) else { throw .invalidUTF8 }

@@ -40,8 +40,8 @@ public enum RequestRewrite {
     /// For query-key providers every client parameter whose name, percent-decoded once (RFC 3986
     /// §2.1), equals the key parameter's name ignoring case is removed — `?key=c1&KEY=c2&k%65y=c3&key=`
     /// leaves nothing of the client's key — other parameters keep their bytes and order, empty pieces
-    /// (`&&`) are dropped, and ours is appended percent-encoded. For other providers the raw query
-    /// passes unchanged.
+    /// (`&&`) are dropped, a literal `;` becomes `%3B`, and ours is appended percent-encoded. For
+    /// other providers the raw query passes unchanged.
     public static func upstreamQuery(_ rawQuery: String?, provider: Provider, credential: ProviderCredential) -> String? {
         guard let ours = credential.queryParameter, let name = credential.queryName else {
             guard let rawQuery, !rawQuery.isEmpty else { return nil }
@@ -57,7 +57,12 @@ public enum RequestRewrite {
             let parameterName = piece.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false).first ?? piece
             let decoded = PercentEncoding.decodeLeniently(Substring(parameterName))
             if decoded.count == nameBytes.count, zip(decoded, nameBytes).allSatisfy({ HTTPBytes.lower($0) == $1 }) { continue }
-            output += Substring(piece)
+            // A literal `;` goes as `%3B`: an upstream that also splits parameters on `;` (HTML 4's
+            // advice, some frameworks still do) would otherwise find a client `key` after one.
+            for (index, part) in piece.split(separator: UInt8(ascii: ";"), omittingEmptySubsequences: false).enumerated() {
+                if index > 0 { output += "%3B" }
+                output += Substring(part)
+            }
             output += "&"
         }
         output += ours

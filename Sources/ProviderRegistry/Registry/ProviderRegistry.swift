@@ -11,6 +11,9 @@ public struct ProviderRegistry: Sendable {
     public let path: String
     /// Line of each provider's `secret` key, so secret problems found later point into the file.
     let secretLines: [String: Int]
+    /// What loads but is probably a mistake (an allow rule's method no client sends), each with
+    /// file, line and key and a message starting `warning:`; in file then line order.
+    public let warnings: [ConfigError]
 
     /// Reads and validates the providers file at `path`.
     /// - Throws: `ConfigErrors` with every problem found (`providers.toml:12: openai.base_url: …`).
@@ -28,18 +31,21 @@ public struct ProviderRegistry: Sendable {
         let (decoded, decodeErrors) = document.decodeCollectingErrors([String: DecodedProviderTable].self)
         var errors = decodeErrors
         var providers: [String: Provider] = [:]
+        var warnings: [ConfigError] = []
         if let decoded {
             var validator = ProviderValidator(document: document)
             for (name, table) in decoded {
                 if let provider = validator.provider(named: name, table) { providers[name] = provider }
             }
             errors += validator.errors
+            warnings = ConfigErrors(validator.warnings).errors
         }
         if decoded?.isEmpty == true, errors.isEmpty {
             errors.append(ConfigError(file: document.path, line: 1, key: "", message: "no providers: add a [name] table per provider"))
         }
         guard errors.isEmpty else { throw ConfigErrors(errors) }
         self.providers = providers
+        self.warnings = warnings
         self.path = document.path
         var secretLines: [String: Int] = [:]
         for name in providers.keys { secretLines[name] = document.line(of: TOMLKeyPath.root.appending(name).appending("secret")) }

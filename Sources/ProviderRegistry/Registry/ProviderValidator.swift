@@ -6,6 +6,7 @@ import TOMLDecoding
 struct ProviderValidator {
     let document: TOMLDocument
     private(set) var errors: [ConfigError] = []
+    private(set) var warnings: [ConfigError] = []
 
     /// Defaults and bounds, in bytes and milliseconds.
     static let defaultMaxBodyBytes = 1 << 20
@@ -179,6 +180,11 @@ struct ProviderValidator {
             // TRACE echoes the request, key included, back to the client; CONNECT opens a tunnel.
             fail("\(table.method) is never proxied", at.appending("method"))
             valid = false
+        } else if !HTTPMethods.known.contains(table.method) {
+            // Any token is a method (RFC 9110 §9.1), but a rule naming one no client sends
+            // (`PSOT`) never matches: most likely a typo of the method meant.
+            let suggestion = HTTPMethods.closest(to: table.method).map { " (did you mean \($0)?)" } ?? ""
+            warnings.append(document.error("warning: \(table.method) is not an HTTP method this rule can expect\(suggestion)", at: at.appending("method")))
         }
         do {
             let pattern = try PathPattern.parse(table.path)

@@ -148,3 +148,81 @@ final class RawUpstream: @unchecked Sendable {
         }
     }
 }
+
+/// A keep-alive upstream on 127.0.0.1 that answers `GET /small` with `{}` and `GET /big?mb=N` with
+/// N MiB of filler, both with a `Content-Length`; anything else gets a 404. One thread per
+/// connection, blocking sends (the proxy's back-pressure holds the sender), one shared filler buffer.
+final class SizedUpstream: @unchecked Sendable {
+    private let listener: Int32
+    private let filler = [UInt8](repeating: UInt8(ascii: "b"), count: 1 << 20)
+    let port: UInt16
+
+    init() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.listener = listener
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }
+        guard bound == 0, listen(listener, 128) == 0 else { throw POSIXError(.EADDRINUSE) }
+        var actual = sockaddr_in()
+        var actualLength = length
+        _ = withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &actualLength) }
+        }
+        port = UInt16(bigEndian: actual.sin_port)
+        Thread.detachNewThread { [self] in acceptLoop() }
+    }
+
+    func stop() { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
+
+    private func acceptLoop() {
+        while true {
+            let connection = accept(listener, nil, nil)
+            guard connection >= 0 else { return }
+            Thread.detachNewThread { [self] in serve(connection) }
+        }
+    }
+
+    private func serve(_ connection: Int32) {
+        defer { close(connection) }
+        var pending: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { return }
+            pending += buffer[0..<count]
+            while let end = pending.firstRange(of: Array("\r\n\r\n".utf8)) {
+                let requestLine = String(decoding: pending[..<(pending.firstIndex(of: 0x0D) ?? end.lowerBound)], as: UTF8.self)
+                pending.removeSubrange(0..<end.upperBound)
+                guard answer(requestLine, on: connection) else { return }
+            }
+        }
+    }
+
+    /// Sends the answer to one request line; false when the connection broke.
+    private func answer(_ requestLine: String, on connection: Int32) -> Bool {
+        let target = requestLine.split(separator: " ").dropFirst().first.map(String.init) ?? ""
+        if target.hasPrefix("/big?mb="), let mebibytes = Int(target.dropFirst("/big?mb=".count)) {
+            guard send(Array("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: \(mebibytes << 20)\r\n\r\n".utf8), on: connection)
+            else { return false }
+            for _ in 0..<mebibytes where !send(filler, on: connection) { return false }
+            return true
+        }
+        if target == "/small" {
+            return send(Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}".utf8), on: connection)
+        }
+        return send(Array("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".utf8), on: connection)
+    }
+
+    private func send(_ bytes: [UInt8], on connection: Int32) -> Bool {
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes.withUnsafeBytes { Glibc.send(connection, $0.baseAddress.map { $0 + sent }, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
+            guard count > 0 else { return false }
+            sent += count
+        }
+        return true
+    }
+}
