@@ -71,6 +71,7 @@ struct KeywardConfigurationFile: Decodable {
         var decodeBudgetPerDay: Int?
         var freshnessSeconds: Int?
         var credentialTTLDays: Int?
+        var decodeBudgetPerDayTotal: Int?
         var google: Google?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case packageNames = "package_names"
@@ -81,6 +82,7 @@ struct KeywardConfigurationFile: Decodable {
             case decodeBudgetPerDay = "decode_budget_per_day"
             case freshnessSeconds = "freshness_seconds"
             case credentialTTLDays = "credential_ttl_days"
+            case decodeBudgetPerDayTotal = "decode_budget_per_day_total"
             case google
         }
     }

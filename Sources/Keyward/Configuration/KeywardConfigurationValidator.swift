@@ -16,6 +16,7 @@ struct KeywardConfigurationValidator {
     static let decodeBudgetRange = 1...100_000
     static let freshnessRange = 10...3_600
     static let credentialTTLRange = 1...365
+    static let decodeBudgetTotalRange = 1...100_000_000
 
     init(document: TOMLDocument) { self.document = document }
 
@@ -151,7 +152,7 @@ struct KeywardConfigurationValidator {
         let digestTexts = android.signingCertDigests ?? []
         let otherSettings = android.requireLicensed != nil || android.mode != nil || android.deviceIntegrity != nil
             || android.decodeBudgetPerDay != nil || android.freshnessSeconds != nil || android.google != nil
-            || android.credentialTTLDays != nil
+            || android.credentialTTLDays != nil || android.decodeBudgetPerDayTotal != nil
         guard !packages.isEmpty || !digestTexts.isEmpty || otherSettings else { return nil }
         let errorCount = errors.count
         let hint = "Android is half-configured: set package_names and signing_cert_digests, or no [android] settings at all to turn Android off"
@@ -185,6 +186,7 @@ struct KeywardConfigurationValidator {
         }
         let budget = checkRange(android.decodeBudgetPerDay, Self.decodeBudgetRange, unit: " per device per day", "android", "decode_budget_per_day") ?? 30
         let freshness = checkRange(android.freshnessSeconds, Self.freshnessRange, unit: " seconds", "android", "freshness_seconds") ?? 120
+        let budgetTotal = checkRange(android.decodeBudgetPerDayTotal, Self.decodeBudgetTotalRange, unit: " per day", "android", "decode_budget_per_day_total")
         let credentialTTL = checkRange(android.credentialTTLDays, Self.credentialTTLRange, unit: " days", "android", "credential_ttl_days") ?? 30
         var google = GoogleEndpoints.production
         if let playIntegrityURL = android.google?.playIntegrityURL, let url = googleURL(playIntegrityURL, key: "play_integrity_url") {
@@ -197,7 +199,7 @@ struct KeywardConfigurationValidator {
         return AndroidSettings(
             packageNames: packages, certificateDigests: digests, requireLicensed: android.requireLicensed ?? true, mode: mode,
             deviceIntegrity: device, decodeBudgetPerDay: budget, freshnessSeconds: freshness, google: google,
-            credentialTTLDays: credentialTTL
+            credentialTTLDays: credentialTTL, decodeBudgetPerDayTotal: budgetTotal
         )
     }
 

@@ -41,11 +41,16 @@ public struct AndroidSettings: Sendable, Equatable {
     /// How long an install credential chain lasts from the Play Integrity handshake that began it,
     /// days (1–365, default 30); refreshes do not extend it. Then the app runs Play Integrity again.
     public var credentialTTLDays: Int
+    /// decodeIntegrityToken calls allowed per UTC day for the whole deployment, every instance
+    /// sharing the store counted exactly (nil: no ceiling beyond the per-device one). Keep it
+    /// under the Google Cloud project's quota (10,000 a day by default).
+    public var decodeBudgetPerDayTotal: Int?
 
     public init(
         packageNames: [String], certificateDigests: [[UInt8]], requireLicensed: Bool = true, mode: IntegrityMode = .standard,
         deviceIntegrity: DeviceIntegrityRequirement = .deviceIntegrity, decodeBudgetPerDay: Int = 30, freshnessSeconds: Int = 120,
-        google: GoogleEndpoints = .production, credentialTTLDays: Int = 30
+        google: GoogleEndpoints = .production, credentialTTLDays: Int = 30,
+        decodeBudgetPerDayTotal: Int? = nil
     ) {
         self.packageNames = packageNames
         self.certificateDigests = certificateDigests
@@ -56,5 +61,6 @@ public struct AndroidSettings: Sendable, Equatable {
         self.freshnessSeconds = freshnessSeconds
         self.google = google
         self.credentialTTLDays = credentialTTLDays
+        self.decodeBudgetPerDayTotal = decodeBudgetPerDayTotal
     }
 }

@@ -47,13 +47,16 @@ struct AndroidAttestHandshake: Handshake {
     /// - Throws: `attestation_invalid` (verdict refused), `rate_limited` (daily decode budget),
     ///   `upstream_error` (Google), `internal_error`, `unavailable`.
     func verify(_ parsed: Parsed, challenge: [UInt8], record: RequestRecord) throws(APIError) -> AndroidAttestRequest {
+        let decodes = attestation.settings.mode == .standard
         do {
             _ = try attestation.verify(parsed.request, challenge: challenge, nowMillis: time.nowMillis(), store: store)
         } catch {
             record.note(.attestation(platform: .android, outcome: error.reason))
+            if decodes, let outcome = MetricEvent.DecodeOutcome(error) { record.note(.decode(outcome)) }
             throw Self.apiError(error)
         }
         record.note(.attestation(platform: .android, outcome: "ok"))
+        if decodes { record.note(.decode(.ok)) }
         return parsed.request
     }
 

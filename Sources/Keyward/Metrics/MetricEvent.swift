@@ -21,6 +21,33 @@ public enum MetricEvent: Sendable, Equatable {
     /// `outcome` is `rotated`, `retried` or the refusal's slug (`credential_reused`, …).
     case credentialRefresh(outcome: String)
 
+    /// `keyward_play_integrity_decodes_total{outcome}`: one standard-mode handshake that reached
+    /// the decode step.
+    case decode(DecodeOutcome)
+
+    /// What became of a standard-mode handshake's decode.
+    public enum DecodeOutcome: String, Sendable {
+        /// Google decoded the token and the verdict passed.
+        case ok
+        /// Google decoded (or refused to decode) the token and it was refused.
+        case refusedByPolicy = "refused_by_policy"
+        /// Google was unreachable or failed (5xx, quota).
+        case googleError = "google_error"
+        /// No decode: a daily budget (the device's or the deployment's) was spent.
+        case budgetRefused = "budget_refused"
+
+        /// The outcome of a refused handshake; nil when it never reached the budgets (Keyward's
+        /// own token refused, the store down).
+        init?(_ failure: AndroidAttestFailure) {
+            switch failure.code {
+            case .rateLimited: self = .budgetRefused
+            case .upstreamError: self = .googleError
+            case .attestationInvalid: self = .refusedByPolicy
+            case .badRequest, .internalError, .unavailable: return nil
+            }
+        }
+    }
+
     /// The platform label of an attestation.
     public enum AttestationPlatform: String, Sendable {
         case ios, android
@@ -48,6 +75,7 @@ public enum MetricEvent: Sendable, Equatable {
         case .storeError: "keyward_store_errors_total"
         case .upstreamError: "keyward_upstream_errors_total"
         case .credentialRefresh: "keyward_install_credential_refreshes_total"
+        case .decode: "keyward_play_integrity_decodes_total"
         }
     }
 }
@@ -68,6 +96,8 @@ extension Metrics {
             increment(event.family, ["provider": provider, "reason": reason])
         case .credentialRefresh(let outcome):
             increment(event.family, ["outcome": outcome])
+        case .decode(let outcome):
+            increment(event.family, ["outcome": outcome.rawValue])
         }
     }
 }

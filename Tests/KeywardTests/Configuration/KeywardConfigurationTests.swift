@@ -87,6 +87,8 @@ final class KeywardConfigurationTests: XCTestCase {
         mode = "classic"
         device_integrity = "strong"
         decode_budget_per_day = 10
+        decode_budget_per_day_total = 5000
+        credential_ttl_days = 7
         freshness_seconds = 60
         [android.google]
         play_integrity_url = "http://127.0.0.1:9999"
@@ -100,6 +102,8 @@ final class KeywardConfigurationTests: XCTestCase {
         XCTAssertEqual(android.deviceIntegrity, .strongIntegrity)
         XCTAssertEqual(android.decodeBudgetPerDay, 10)
         XCTAssertEqual(android.freshnessSeconds, 60)
+        XCTAssertEqual(android.decodeBudgetPerDayTotal, 5000)
+        XCTAssertEqual(android.credentialTTLDays, 7)
         XCTAssertEqual(android.google, GoogleEndpoints(playIntegrityBaseURL: "http://127.0.0.1:9999", tokenURL: "http://127.0.0.1:9999/token"))
     }
 
@@ -111,6 +115,19 @@ final class KeywardConfigurationTests: XCTestCase {
         XCTAssertEqual(android.decodeBudgetPerDay, 30)
         XCTAssertEqual(android.freshnessSeconds, 120)
         XCTAssertEqual(android.google, .production)
+        XCTAssertNil(android.decodeBudgetPerDayTotal, "no deployment ceiling unless set")
+        XCTAssertEqual(android.credentialTTLDays, 30)
+    }
+
+    func testLifecycleLimitsOutOfRangeNameTheirKeys() {
+        let text = """
+        [android]
+        package_names = ["com.example.app"]
+        signing_cert_digests = ["\(digestHex)"]
+        decode_budget_per_day_total = 0
+        credential_ttl_days = 400
+        """
+        XCTAssertEqual(errors(text).map { "\($0.line) \($0.key)" }, ["4 android.decode_budget_per_day_total", "5 android.credential_ttl_days"])
     }
 
     func testInvalidValuesEachNameTheirKeyAndLine() {
