@@ -37,8 +37,10 @@ enum ServeCommand {
             // this one only carries the Android handshake's calls to Google.
             let upstream = UpstreamClient()
             let android = try AndroidAssembly.handshake(configuration, secrets: secrets, upstream: upstream)
+            var settings = ServiceAssembly.settings(from: configuration)
+            settings.appKeys = try ServiceAssembly.appKeys(configuration, secrets: secrets)
             let service = try KeywardService(
-                settings: ServiceAssembly.settings(from: configuration), store: store, sessionKeys: keys, providers: providers,
+                settings: settings, store: store, sessionKeys: keys, providers: providers,
                 upstream: upstream, time: time, logger: logger, metrics: Metrics(), android: android)
             let server = KeywardServer(
                 service: service,

@@ -168,6 +168,44 @@ final class CommandLineTests: XCTestCase {
 
     /// `check-config` runs the loading and checks `serve` runs (without binding ports): what one
     /// refuses, the other refuses with the same message; what one accepts, the other starts with.
+    func testCheckConfigAndServeRefuseARequiredAppKeySecretThatIsMissingOrMalformed() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        _ = try folder.write("p.toml", """
+            [p]
+            base_url = "https://api.example.com"
+            secret = "P_KEY"
+            auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
+            allow = [ { method = "GET", path = "/v1/*" } ]
+            """)
+        let path = try folder.write("keyward.toml", """
+            providers_file = "p.toml"
+            [listen]
+            proxy = "127.0.0.1:\(freeLoopbackPort())"
+            admin = "127.0.0.1:\(freeLoopbackPort())"
+            [store]
+            url = "sqlite://\(folder.path)/k.db"
+            [handshake]
+            require_app_key = true
+            """)
+        let base = ["KEYWARD_SESSION_KEY": Self.sessionKeyPEM, "P_KEY": "k"]
+        for (environment, expected) in [
+            (base, "KEYWARD_APP_KEYS"),
+            (base.merging(["KEYWARD_APP_KEYS": "ios-prod pk_live_0123456789abcdef"]) { $1 }, "line 1: expected name=key"),
+        ] {
+            let check = try KeywardBinary.run(["check-config", "--config", path], environment: environment)
+            XCTAssertEqual(check.status, 1, check.stdout)
+            XCTAssertTrue(check.stderr.contains(expected), check.stderr)
+            XCTAssertFalse(check.stderr.contains("pk_live_0123456789abcdef"), "the key never reaches an error")
+            let serve = try KeywardBinary.run(["serve", "--config", path], environment: environment, timeout: 30)
+            XCTAssertEqual(serve.status, 1)
+            XCTAssertTrue(serve.stderr.contains(expected), serve.stderr)
+        }
+        let good = base.merging(["KEYWARD_APP_KEYS": "ios-prod=pk_live_0123456789abcdef\n"]) { $1 }
+        let check = try KeywardBinary.run(["check-config", "--config", path], environment: good)
+        XCTAssertEqual(check.status, 0, check.stderr)
+    }
+
     func testCheckConfigRefusesWhatServeRefuses() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }

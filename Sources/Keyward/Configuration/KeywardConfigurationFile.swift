@@ -45,9 +45,15 @@ struct KeywardConfigurationFile: Decodable {
     struct Handshake: Decodable {
         var perIPPerMinute: Int?
         var burst: Int?
+        var requireAppKey: Bool?
+        var perAppKeyPerMinute: Int?
+        var appKeyBurst: Int?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case perIPPerMinute = "per_ip_per_minute"
             case burst
+            case requireAppKey = "require_app_key"
+            case perAppKeyPerMinute = "per_app_key_per_minute"
+            case appKeyBurst = "app_key_burst"
         }
     }
 

@@ -75,6 +75,13 @@ struct KeywardConfigurationValidator {
         if let burst = checkRange(file.handshake?.burst, Self.handshakeBurstRange, unit: "", "handshake", "burst") {
             configuration.handshakePerIPBurst = burst
         }
+        configuration.requireAppKey = file.handshake?.requireAppKey ?? false
+        if let rate = checkRange(file.handshake?.perAppKeyPerMinute, Self.handshakeRateRange, unit: "", "handshake", "per_app_key_per_minute") {
+            configuration.handshakePerAppKeyPerMinute = rate
+        }
+        if let burst = checkRange(file.handshake?.appKeyBurst, Self.handshakeBurstRange, unit: "", "handshake", "app_key_burst") {
+            configuration.handshakePerAppKeyBurst = burst
+        }
 
         if let providers = file.providersFile {
             if providers.isEmpty || providers.utf8.contains(0) {

@@ -7,6 +7,10 @@ struct HandshakeRoutes: Sendable {
     let challenges: Challenges
     let grants: SessionGrants
     let clientLimiter: ClientRateLimiter
+    /// The publishable app keys required, nil when not required.
+    let appKeys: AppKeySet?
+    /// One token bucket per app key name.
+    let appKeyLimiter: ClientRateLimiter
     let time: any TimeSource
     let finisher: RequestFinisher
     /// Nil when iOS is not configured.
@@ -48,8 +52,26 @@ struct HandshakeRoutes: Sendable {
         }
     }
 
-    /// The gate: `POST` only, and the per-client-IP token bucket.
+    /// The gate: the publishable app key first (when required; before any other work, so a
+    /// scanner costs one comparison per configured key), `POST` only, the app key's token bucket,
+    /// and the per-client-IP token bucket.
     private func admit(_ head: HTTPRequestHead, _ record: RequestRecord) throws(APIError) {
+        if let appKeys {
+            guard let presented = head.onlyHeader("x-keyward-app-key"), presented.utf8.count <= 128,
+                  let app = appKeys.name(of: presented)
+            else {
+                record.note(.appKey(app: "-", outcome: "invalid"))
+                throw APIError(.appKeyInvalid, reason: head.header("x-keyward-app-key") == nil ? "app_key_missing" : "app_key_unknown")
+            }
+            record.update { $0.app = app }
+            guard head.method == "POST" else { throw .methodNotAllowed(allow: "POST") }
+            if let retryAfter = appKeyLimiter.acquire(address: app, nowMillis: time.nowMillis()) {
+                record.note(.appKey(app: app, outcome: "rate_limited"))
+                record.note(.rateLimited(.appKey))
+                throw .rateLimited(reason: "app_key_limited", retryAfterSeconds: retryAfter)
+            }
+            record.note(.appKey(app: app, outcome: "ok"))
+        }
         guard head.method == "POST" else { throw .methodNotAllowed(allow: "POST") }
         if let retryAfter = clientLimiter.acquire(address: head.remoteAddress, nowMillis: time.nowMillis()) {
             record.note(.rateLimited(.handshakeIP))

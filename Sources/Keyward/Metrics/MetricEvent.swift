@@ -21,6 +21,10 @@ public enum MetricEvent: Sendable, Equatable {
     /// `outcome` is `rotated`, `retried` or the refusal's slug (`credential_reused`, …).
     case credentialRefresh(outcome: String)
 
+    /// `keyward_app_key_requests_total{app,outcome}`: a handshake route request judged by its
+    /// publishable app key: `ok`, `rate_limited`, or `app="-"` `invalid` (missing or unknown).
+    case appKey(app: String, outcome: String)
+
     /// `keyward_play_integrity_decodes_total{outcome}`: one standard-mode handshake that reached
     /// the decode step.
     case decode(DecodeOutcome)
@@ -64,6 +68,8 @@ public enum MetricEvent: Sendable, Equatable {
         case handshakeIP = "handshake_ip"
         /// A provider's per-device limits.
         case provider
+        /// The token bucket of one publishable app key on the handshake routes.
+        case appKey = "app_key"
     }
 
     /// The counter family this event moves.
@@ -76,6 +82,7 @@ public enum MetricEvent: Sendable, Equatable {
         case .upstreamError: "keyward_upstream_errors_total"
         case .credentialRefresh: "keyward_install_credential_refreshes_total"
         case .decode: "keyward_play_integrity_decodes_total"
+        case .appKey: "keyward_app_key_requests_total"
         }
     }
 }
@@ -96,6 +103,8 @@ extension Metrics {
             increment(event.family, ["provider": provider, "reason": reason])
         case .credentialRefresh(let outcome):
             increment(event.family, ["outcome": outcome])
+        case .appKey(let app, let outcome):
+            increment(event.family, ["app": app, "outcome": outcome])
         case .decode(let outcome):
             increment(event.family, ["outcome": outcome.rawValue])
         }

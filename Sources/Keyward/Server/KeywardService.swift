@@ -81,6 +81,8 @@ public final class KeywardService: Sendable {
         handshakes = HandshakeRoutes(
             challenges: challenges, grants: grants,
             clientLimiter: ClientRateLimiter(ratePerSecond: settings.handshakeRatePerSecond, burst: settings.handshakeBurst),
+            appKeys: settings.appKeys,
+            appKeyLimiter: ClientRateLimiter(ratePerSecond: settings.appKeyRatePerSecond, burst: settings.appKeyBurst),
             time: time, finisher: finisher, iosAttest: iosAttest, iosAssert: iosAssert,
             android: android.flatMap { android in
                 credentials.map { AndroidAttestHandshake(attestation: android.attestation, store: store, time: time, credentials: $0) }

@@ -48,6 +48,7 @@ final class RequestFinisher: Sendable {
         if let method = record.method { line.add("method", method) }
         line.add("route", fields.route.rawValue)
         line.addIfPresent("provider", fields.provider)
+        line.addIfPresent("app", fields.app)
         line.addIfPresent("device", fields.deviceID)
         line.addIfPresent("platform", fields.platform?.rawValue)
         line.add("status", fields.status)

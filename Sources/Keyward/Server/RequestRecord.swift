@@ -12,6 +12,8 @@ final class RequestRecord: Sendable {
         var route = Route.unknown
         var provider: String?
         var deviceID: String?
+        /// The publishable app key's name, on handshake routes that require one.
+        var app: String?
         var platform: SessionPlatform?
         var reason: String?
         var status = 0

@@ -29,7 +29,19 @@ public enum ServiceAssembly {
         settings.challengeTTLSeconds = Int64(configuration.challengeTTLSeconds)
         settings.handshakeRatePerSecond = Double(configuration.handshakePerIPPerMinute) / 60
         settings.handshakeBurst = configuration.handshakePerIPBurst
+        settings.appKeyRatePerSecond = Double(configuration.handshakePerAppKeyPerMinute) / 60
+        settings.appKeyBurst = configuration.handshakePerAppKeyBurst
         return settings
+    }
+
+    /// The publishable app keys from `KEYWARD_APP_KEYS` when `[handshake] require_app_key` is on,
+    /// else nil (the secret is then not read).
+    /// - Throws: `Problem` naming the secret (and line) when it is missing or malformed.
+    public static func appKeys(_ configuration: KeywardConfiguration, secrets: SecretSource) throws(Problem) -> AppKeySet? {
+        guard configuration.requireAppKey else { return nil }
+        let text: String
+        do { text = try secrets.value(AppKeySet.secretName) } catch { throw Problem(error.description + " ([handshake] require_app_key = true)") }
+        return try AppKeySet(parsing: text)
     }
 
     /// The session key set: `KEYWARD_SESSION_KEY` (PKCS#8 PEM, P-256) signs; every key in

@@ -18,6 +18,11 @@ public struct ServiceSettings: Sendable {
     public var handshakeRatePerSecond: Double = 10
     /// The most handshake requests one IP can make at once before the rate applies (tokens, ≥ 1).
     public var handshakeBurst: Int = 20
+    /// Publishable app keys the handshake routes require (`X-Keyward-App-Key`); nil = not required.
+    public var appKeys: AppKeySet?
+    /// Token bucket per app key name on the handshake routes: tokens per second and burst.
+    public var appKeyRatePerSecond: Double = 10
+    public var appKeyBurst: Int = 100
     /// Largest handshake body, bytes (64 KiB: real attestations are about 6 KiB).
     public var handshakeBodyLimit: Int = 64 * 1024
     /// How long a device's "not revoked" answer is trusted before the store is asked again, seconds.
