@@ -12,7 +12,14 @@ enum DevicesCommand {
 
         DATE is 2026-11-29, 2026-11-29T13:05:00Z or unix seconds. `revoke --before` revokes every
         device attested before that time (for example after a compromised build was withdrawn).
-        A revoked device's sessions stop working within 60 s; it cannot attest or assert again.
+        What revoking a device stops: its live sessions (refused within 60 s); the same App Attest
+        key attesting or asserting again (iOS, 403); the same install id getting a session through
+        Play Integrity (Android, 403); every install credential of the device (/v1/refresh refuses
+        them, and unrevoke does not bring them back).
+        What it does not stop: the same phone coming back as a new device. A reinstalled iOS app
+        makes a new key, and an Android app a new install id, and each is attested afresh. Only
+        DeviceCheck ([apple.devicecheck], iOS) ties installs on one phone together; Android has no
+        such link. Requests already sent upstream are not recalled.
 
         exit codes: 0 done, 1 not found or failure, 2 usage error
         """

@@ -168,6 +168,15 @@ final class CommandLineTests: XCTestCase {
 
     /// `check-config` runs the loading and checks `serve` runs (without binding ports): what one
     /// refuses, the other refuses with the same message; what one accepts, the other starts with.
+    func testDevicesHelpSaysWhatRevocationStopsAndWhatItDoesNot() throws {
+        let result = try KeywardBinary.run(["devices", "--help"], environment: [:])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        for phrase in ["What revoking a device stops", "every install credential", "What it does not stop",
+                       "makes a new key", "a new install id", "DeviceCheck"] {
+            XCTAssertTrue(result.stdout.contains(phrase), "\(phrase) missing from: \(result.stdout)")
+        }
+    }
+
     func testCheckConfigAndServeRefuseARequiredAppKeySecretThatIsMissingOrMalformed() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
