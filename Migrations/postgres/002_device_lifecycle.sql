@@ -4,6 +4,11 @@
 -- RP ID hash. Empty for Android and for devices registered before this step (any configured App ID).
 ALTER TABLE devices ADD COLUMN app_id TEXT NOT NULL DEFAULT '';
 
+-- DeviceCheck: the latest device token an attestation carried (to set the phone's bits later), and
+-- whether the key attested on a phone whose bit 0 was already set.
+ALTER TABLE devices ADD COLUMN device_check_token BYTEA NOT NULL DEFAULT ''::bytea;
+ALTER TABLE devices ADD COLUMN flagged BOOLEAN NOT NULL DEFAULT FALSE;
+
 -- Android install credentials, by SHA-256 only. A refresh spends one (used_at, successor_hash, successor_nonce)
 -- and inserts its successor with the same expires_at, so a chain ends when the Play Integrity
 -- handshake that began it is credential_ttl_days old. The successor is SHA-256(nonce ‖ credential)

@@ -45,6 +45,9 @@ enum CheckConfigCommand {
             do { _ = try AndroidAssembly.handshake(configuration, secrets: secrets, upstream: upstream) } catch {
                 problems.append("\(configPath): \(error)")
             }
+            do { _ = try ServiceAssembly.deviceCheck(configuration, secrets: secrets, upstream: upstream) } catch {
+                problems.append("\(configPath): \(error)")
+            }
             upstream.shutdown()
             // A SQLite store needs a folder to live in. Only a warning: systemd's StateDirectory=
             // creates it when the service starts. A PostgreSQL store is only reached by `migrate`.

@@ -105,6 +105,8 @@ enum DevicesCommand {
         counter      \(device.counter)
         public key   \(device.publicKey.isEmpty ? "-" : Hex.encode(device.publicKey))
         receipt      \(device.receipt.count) bytes
+        app id       \(device.appID.isEmpty ? "-" : device.appID)
+        devicecheck  \(device.deviceCheckToken.isEmpty ? "no token" : "token kept")\(device.flagged ? ", flagged (attested on a phone whose bit 0 was set)" : "")
         revoked      \(device.revoked ? "yes, at " + CLIOutput.isoTime(device.revokedAt ?? 0) : "no")
         """
     }

@@ -39,9 +39,10 @@ enum ServeCommand {
             let android = try AndroidAssembly.handshake(configuration, secrets: secrets, upstream: upstream)
             var settings = ServiceAssembly.settings(from: configuration)
             settings.appKeys = try ServiceAssembly.appKeys(configuration, secrets: secrets)
+            let deviceCheck = try ServiceAssembly.deviceCheck(configuration, secrets: secrets, upstream: upstream)
             let service = try KeywardService(
                 settings: settings, store: store, sessionKeys: keys, providers: providers,
-                upstream: upstream, time: time, logger: logger, metrics: Metrics(), android: android)
+                upstream: upstream, time: time, logger: logger, metrics: Metrics(), android: android, deviceCheck: deviceCheck)
             let server = KeywardServer(
                 service: service,
                 publicListener: HTTPServerConfiguration(host: configuration.proxyListen.host, port: configuration.proxyListen.port),

@@ -61,10 +61,25 @@ struct KeywardConfigurationFile: Decodable {
         var teamID: String?
         var bundleIDs: [String]?
         var environment: String?
+        var devicecheck: DeviceCheck?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case teamID = "team_id"
             case bundleIDs = "bundle_ids"
             case environment
+            case devicecheck
+        }
+    }
+
+    struct DeviceCheck: Decodable {
+        var keyID: String?
+        var baseURL: String?
+        var timeoutMs: Int?
+        var onFlagged: String?
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case keyID = "key_id"
+            case baseURL = "base_url"
+            case timeoutMs = "timeout_ms"
+            case onFlagged = "on_flagged"
         }
     }
 

@@ -16,6 +16,7 @@ struct KeywardConfigurationValidator {
     static let decodeBudgetRange = 1...100_000
     static let freshnessRange = 10...3_600
     static let credentialTTLRange = 1...365
+    static let deviceCheckTimeoutRange = 100...10_000
     static let decodeBudgetTotalRange = 1...100_000_000
 
     init(document: TOMLDocument) { self.document = document }
@@ -125,7 +126,7 @@ struct KeywardConfigurationValidator {
         let bundleIDs = apple.bundleIDs ?? []
         let environmentText = apple.environment ?? ""
         let present = [!teamID.isEmpty, !bundleIDs.isEmpty, !environmentText.isEmpty]
-        guard present.contains(true) else { return nil }
+        guard present.contains(true) || apple.devicecheck != nil else { return nil }
         let errorCount = errors.count
         if !present.allSatisfy({ $0 }) {
             let hint = "iOS is half-configured: set team_id, bundle_ids and environment, or none of them to turn iOS off"
@@ -149,8 +150,42 @@ struct KeywardConfigurationValidator {
             environment = AppAttestEnvironment(rawValue: environmentText)
             if environment == nil { fail("must be \"production\" or \"development\"", "apple", "environment") }
         }
+        let deviceCheck = apple.devicecheck.flatMap { self.deviceCheck(from: $0) }
         guard errors.count == errorCount, let environment else { return nil }
-        return AppleSettings(teamID: teamID, bundleIDs: bundleIDs, environment: environment)
+        var settings = AppleSettings(teamID: teamID, bundleIDs: bundleIDs, environment: environment)
+        settings.deviceCheck = deviceCheck
+        return settings
+    }
+
+    /// `[apple.devicecheck]`, or nil when invalid (errors recorded).
+    private mutating func deviceCheck(from file: KeywardConfigurationFile.DeviceCheck) -> DeviceCheckSettings? {
+        let errorCount = errors.count
+        let keyID = file.keyID ?? ""
+        if keyID.isEmpty {
+            fail("missing: the DeviceCheck key's 10-character Key ID (its private key is the secret KEYWARD_DEVICECHECK_KEY)", "apple", "devicecheck", "key_id")
+        } else if !(keyID.utf8.count == 10 && keyID.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) })) {
+            fail("must be the 10-character Key ID (A-Z, 0-9)", "apple", "devicecheck", "key_id")
+        }
+        var baseURL = DeviceCheckSettings.productionURL
+        if let text = file.baseURL {
+            do {
+                let origin = try UpstreamOrigin.parse(text)
+                if origin.scheme == "https" || origin.isLoopback { baseURL = origin.baseURL } else {
+                    fail("must be an https URL (plain http is allowed only to loopback)", "apple", "devicecheck", "base_url")
+                }
+            } catch {
+                fail(error.message, "apple", "devicecheck", "base_url")
+            }
+        }
+        let timeout = checkRange(file.timeoutMs, Self.deviceCheckTimeoutRange, unit: " ms", "apple", "devicecheck", "timeout_ms") ?? 1_500
+        var onFlagged = DeviceCheckSettings.OnFlagged.flag
+        if let text = file.onFlagged {
+            if let parsed = DeviceCheckSettings.OnFlagged(rawValue: text) { onFlagged = parsed } else {
+                fail("must be \"flag\" (record it on the new device) or \"refuse\" (403)", "apple", "devicecheck", "on_flagged")
+            }
+        }
+        guard errors.count == errorCount else { return nil }
+        return DeviceCheckSettings(keyID: keyID, baseURL: baseURL, timeoutMs: timeout, onFlagged: onFlagged)
     }
 
     /// Android settings, or nil when all are absent (off) or invalid (errors recorded).

@@ -22,6 +22,8 @@ struct HandshakeRoutes: Sendable {
     let refresh: AndroidRefresh?
     /// Where standard-mode Android handshakes wait on Google; nil without Android.
     let blockingWork: BlockingExecutor?
+    /// Where iOS attestations wait on Apple's DeviceCheck; nil when DeviceCheck is off.
+    let deviceCheckWork: BlockingExecutor?
 
     /// Google calls of Android handshakes running at once, and waiting beyond those (then 503).
     static let androidThreads = 8
@@ -37,7 +39,11 @@ struct HandshakeRoutes: Sendable {
             finisher.respondJSON(writer, record, status: 200, try challenges.issue(record: record))
         case .attestIOS:
             guard let iosAttest else { throw APIError(.notImplemented, reason: "ios_not_configured") }
-            finisher.respondJSON(writer, record, status: 200, try iosAttest.run(body: body, record: record, challenges: challenges, grants: grants))
+            if let deviceCheckWork {
+                try runBlocking(iosAttest, on: deviceCheckWork, body: body, record: record, writer: writer)
+            } else {
+                finisher.respondJSON(writer, record, status: 200, try iosAttest.run(body: body, record: record, challenges: challenges, grants: grants))
+            }
         case .assertIOS:
             guard let iosAssert else { throw APIError(.notImplemented, reason: "ios_not_configured") }
             finisher.respondJSON(writer, record, status: 200, try iosAssert.run(body: body, record: record, challenges: challenges, grants: grants))

@@ -25,6 +25,11 @@ public enum MetricEvent: Sendable, Equatable {
     /// publishable app key: `ok`, `rate_limited`, or `app="-"` `invalid` (missing or unknown).
     case appKey(app: String, outcome: String)
 
+    /// `keyward_devicecheck_total{outcome}`: a DeviceCheck look-up at attest time (`clear`,
+    /// `flagged`, `no_token`, `unreachable`: failed open) or a bit-0 update after an exhausted
+    /// allowance (`bit_set`, `already_set`, `update_failed`, …). Absent when DeviceCheck is off.
+    case deviceCheck(outcome: String)
+
     /// `keyward_play_integrity_decodes_total{outcome}`: one standard-mode handshake that reached
     /// the decode step.
     case decode(DecodeOutcome)
@@ -83,6 +88,7 @@ public enum MetricEvent: Sendable, Equatable {
         case .credentialRefresh: "keyward_install_credential_refreshes_total"
         case .decode: "keyward_play_integrity_decodes_total"
         case .appKey: "keyward_app_key_requests_total"
+        case .deviceCheck: "keyward_devicecheck_total"
         }
     }
 }
@@ -105,6 +111,8 @@ extension Metrics {
             increment(event.family, ["outcome": outcome])
         case .appKey(let app, let outcome):
             increment(event.family, ["app": app, "outcome": outcome])
+        case .deviceCheck(let outcome):
+            increment(event.family, ["outcome": outcome])
         case .decode(let outcome):
             increment(event.family, ["outcome": outcome.rawValue])
         }

@@ -13,6 +13,8 @@ struct ProxyAuthorizer: Sendable {
     let assertions: DeviceAssertions?
     /// Per-request assertion timestamps must be within this many seconds of now.
     let timestampSkewSeconds: Int64
+    /// Sets DeviceCheck bit 0 of a phone whose device exhausted a daily allowance; nil when off.
+    let deviceCheck: DeviceCheckMarker?
 
     /// - Returns: the canonical path segments (decoded) that matched the allowlist.
     /// - Throws: `bad_request` (path not canonical, GET/HEAD with a body), `forbidden` (not
@@ -54,6 +56,11 @@ struct ProxyAuthorizer: Sendable {
             throw StoreFailure.apiError("rate_consume", error, record: record)
         }
         if case .limited(let retryAfter) = decision {
+            // The daily allowance is what refused when there is no per-minute window, or when the
+            // wait is longer than a minute window can ask.
+            if let deviceCheck, provider.rateLimit.perDay != nil, provider.rateLimit.perMinute == nil || retryAfter > 60 {
+                deviceCheck.allowanceExhausted(deviceID: deviceID)
+            }
             record.note(.rateLimited(.provider))
             throw .rateLimited(reason: "provider_rate_limited", retryAfterSeconds: retryAfter)
         }

@@ -39,6 +39,8 @@ public final class KeywardService: Sendable {
     ///   - appleRoot: the App Attest trust anchor. Production code never passes it (Apple's pinned
     ///     root is the default); only tests and the demo hand in a test anchor.
     ///   - android: the Play Integrity handshake, nil when Android is not configured (501).
+    ///   - deviceCheck: Apple's DeviceCheck client, nil when `[apple.devicecheck]` is off (the
+    ///     check then abstains).
     /// - Throws: `SessionError` when the session TTL is outside 60–86400 s.
     public init(
         settings: ServiceSettings,
@@ -50,6 +52,7 @@ public final class KeywardService: Sendable {
         logger: Logger,
         metrics: Metrics,
         android: AndroidHandshake? = nil,
+        deviceCheck: DeviceCheckClient? = nil,
         appleRoot: X509Certificate = AppleAppAttestationRoot.certificate
     ) throws(SessionError) {
         self.settings = settings
@@ -63,6 +66,15 @@ public final class KeywardService: Sendable {
             store: store, time: time, length: settings.challengeLength, ttlSeconds: settings.challengeTTLSeconds)
         let grants = SessionGrants(
             issuer: try SessionIssuer(keys: sessionKeys, issuer: settings.issuer, ttlSeconds: settings.sessionTTLSeconds), time: time)
+        // DeviceCheck calls wait on Apple: they run here, never on a shard's loop.
+        let deviceCheckWork = deviceCheck.map { _ in
+            BlockingExecutor(name: "kw-devicecheck", threads: HandshakeRoutes.androidThreads, queueLimit: HandshakeRoutes.androidQueueLimit)
+        }
+        var deviceCheckMarker: DeviceCheckMarker?
+        if let deviceCheck, let deviceCheckWork {
+            deviceCheckMarker = DeviceCheckMarker(
+                client: deviceCheck, store: store, executor: deviceCheckWork, metrics: metrics, logger: logger, time: time)
+        }
         var assertions: DeviceAssertions?
         var iosAttest: IOSAttestHandshake?
         var iosAssert: IOSAssertHandshake?
@@ -71,7 +83,9 @@ public final class KeywardService: Sendable {
                 teamID: apple.teamID, bundleIDs: apple.bundleIDs, environment: apple.environment, trustedRoot: appleRoot)
             let deviceAssertions = DeviceAssertions(
                 verifier: AssertionVerifier(teamID: apple.teamID, bundleIDs: apple.bundleIDs), store: store, time: time)
-            iosAttest = IOSAttestHandshake(verifier: attestation, store: store, time: time)
+            iosAttest = IOSAttestHandshake(
+                verifier: attestation, store: store, time: time,
+                deviceCheck: deviceCheck.map { DeviceCheckGate(client: $0, onFlagged: $0.settings.onFlagged, time: time) })
             iosAssert = IOSAssertHandshake(assertions: deviceAssertions)
             assertions = deviceAssertions
         }
@@ -90,7 +104,8 @@ public final class KeywardService: Sendable {
             refresh: credentials.map { AndroidRefresh(credentials: $0) },
             blockingWork: android == nil
                 ? nil
-                : BlockingExecutor(name: "kw-android", threads: HandshakeRoutes.androidThreads, queueLimit: HandshakeRoutes.androidQueueLimit))
+                : BlockingExecutor(name: "kw-android", threads: HandshakeRoutes.androidThreads, queueLimit: HandshakeRoutes.androidQueueLimit),
+            deviceCheckWork: deviceCheckWork)
         let sessionVerifier = SessionVerifier(
             keys: sessionKeys, issuer: settings.issuer, maxTTLSeconds: settings.sessionTTLSeconds,
             leewaySeconds: 60, cacheCapacity: 100_000)
@@ -101,7 +116,8 @@ public final class KeywardService: Sendable {
                 deviceStatus: DeviceStatusCache(ttlMillis: settings.revocationCheckSeconds * 1000, capacity: 100_000),
                 store: store, time: time),
             authorizer: ProxyAuthorizer(
-                store: store, time: time, assertions: assertions, timestampSkewSeconds: settings.assertionTimestampSkewSeconds),
+                store: store, time: time, assertions: assertions, timestampSkewSeconds: settings.assertionTimestampSkewSeconds,
+                deviceCheck: deviceCheckMarker),
             finisher: finisher, lifecycle: lifecycle, time: time)
     }
 

@@ -119,6 +119,30 @@ final class KeywardConfigurationTests: XCTestCase {
         XCTAssertEqual(android.credentialTTLDays, 30)
     }
 
+    func testDeviceCheckSettingsDecodeAndTheirErrorsNameTheirKeys() throws {
+        let apple = """
+        [apple]
+        team_id = "ABCDE12345"
+        bundle_ids = ["com.example.app"]
+        environment = "production"
+
+        """
+        let settings = try XCTUnwrap(KeywardConfiguration.parse(text: apple + "[apple.devicecheck]\nkey_id = \"KEY1234567\"\n", path: "k.toml").apple?.deviceCheck)
+        XCTAssertEqual(settings, DeviceCheckSettings(keyID: "KEY1234567", baseURL: "https://api.devicecheck.apple.com", timeoutMs: 1_500, onFlagged: .flag))
+        XCTAssertNil(try KeywardConfiguration.parse(text: apple, path: "k.toml").apple?.deviceCheck, "off unless configured")
+        let broken = apple + """
+        [apple.devicecheck]
+        base_url = "http://apple.example"
+        timeout_ms = 50
+        on_flagged = "tier"
+        """
+        XCTAssertEqual(errors(broken).map { "\($0.line) \($0.key)" }, [
+            "5 apple.devicecheck.key_id", "6 apple.devicecheck.base_url", "7 apple.devicecheck.timeout_ms", "8 apple.devicecheck.on_flagged",
+        ])
+        XCTAssertEqual(Set(errors("[apple.devicecheck]\nkey_id = \"KEY1234567\"\n").map(\.key)), ["apple.team_id", "apple.bundle_ids", "apple.environment"],
+                       "DeviceCheck without iOS is half-configured iOS")
+    }
+
     func testLifecycleLimitsOutOfRangeNameTheirKeys() {
         let text = """
         [android]

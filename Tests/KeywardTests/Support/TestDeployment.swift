@@ -27,7 +27,8 @@ final class TestDeployment: Sendable {
         eventGapMillis: Int = 300,
         wrapStore: (any Store) -> any Store = { $0 },
         settings adjust: @escaping (inout ServiceSettings) -> Void = { _ in },
-        shards: Int = 2
+        shards: Int = 2,
+        deviceCheck: DeviceCheckClient? = nil
     ) throws {
         provider = FakeProvider(expectedAuthorization: "Bearer " + TestDeployment.providerKey, eventCount: eventCount, eventGapMillis: eventGapMillis)
         try provider.start()
@@ -40,7 +41,7 @@ final class TestDeployment: Sendable {
                 settings.handshakeRatePerSecond = 10_000
                 adjust(&settings)
             },
-            time: time, wrapStore: wrapStore, shards: shards)
+            time: time, wrapStore: wrapStore, shards: shards, deviceCheck: deviceCheck)
         client = DemoClient(baseURL: deployment.baseURL, client: deployment.upstream)
     }
 
