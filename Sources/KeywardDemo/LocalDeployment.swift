@@ -49,6 +49,7 @@ public final class LocalDeployment: Sendable {
     ///     attestations captured from real devices).
     ///   - shards: the public listener's event loops, as `serve` runs them (see `Shard`), at least 1.
     ///   - deviceCheck: Apple's DeviceCheck client (a fake Apple's in tests); nil: DeviceCheck off.
+    ///   - android: builds the Android handshake from the deployment's upstream client; nil: Android off.
     /// - Throws: whatever the first failing step throws: a Foundation file error (folder,
     ///   `providers.toml`), `StoreError`, `CryptoError` (anchor, key), the registry's load error,
     ///   `ProviderTableError` (a secret not in `secrets`), `SessionError`, `HTTPServerError` (bind).
@@ -61,7 +62,8 @@ public final class LocalDeployment: Sendable {
         wrapStore: (any Store) -> any Store = { $0 },
         trustAppleRoot: Bool = false,
         shards: Int = 2,
-        deviceCheck: DeviceCheckClient? = nil
+        deviceCheck: DeviceCheckClient? = nil,
+        android: ((UpstreamClient) throws -> AndroidHandshake)? = nil
     ) throws {
         directory = FileManager.default.temporaryDirectory.path + "/keyward-" + Hex.encode(SecureRandom.bytes(6))
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -88,7 +90,7 @@ public final class LocalDeployment: Sendable {
         self.upstream = upstream
         let service = try KeywardService(
             settings: serviceSettings, store: store, sessionKeys: keys, providers: table, upstream: upstream, time: time,
-            logger: Logger(sink: logSink, time: time), metrics: Metrics(), deviceCheck: deviceCheck, appleRoot: trustAppleRoot ? AppleAppAttestationRoot.certificate : anchor.root)
+            logger: Logger(sink: logSink, time: time), metrics: Metrics(), android: try android?(upstream), deviceCheck: deviceCheck, appleRoot: trustAppleRoot ? AppleAppAttestationRoot.certificate : anchor.root)
         server = KeywardServer(
             service: service,
             publicListener: HTTPServerConfiguration(host: "127.0.0.1", port: 0),
