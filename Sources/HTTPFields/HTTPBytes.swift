@@ -1,34 +1,35 @@
 /// Byte-level RFC 9110 rules for field names, values, methods and tokens, shared by the server,
 /// the upstream client and the provider registry: one token table, one case fold, and no
-/// `lowercased()` allocation on the request path.
+/// `lowercased()` allocation on the request path. Everything is `@inlinable`: these run per byte
+/// of every header, and a call across the module boundary each time would cost more than the work.
 package enum HTTPBytes {
     /// ASCII-lowercases one byte (A–Z → a–z); every other byte passes through.
-    @inline(__always)
+    @inlinable @inline(__always)
     package static func lower(_ byte: UInt8) -> UInt8 {
         byte &- 0x41 < 26 ? byte | 0x20 : byte
     }
 
     // MARK: tokens (RFC 9110 §5.6.2)
 
-    /// `tchar` as two 64-bit masks: bit b of `tokenLow` (b < 64) or of `tokenHigh` (b − 64) is set
-    /// when byte b is one of `!#$%&'*+-.^_`|~`, a digit or a letter. Bytes ≥ 128 are never tchar.
-    private static let tokenLow: UInt64 = 0x03FF_6CFA_0000_0000
-    private static let tokenHigh: UInt64 = 0x57FF_FFFF_C7FF_FFFE
-
-    /// True when `byte` is a `tchar` (RFC 9110 §5.6.2): the characters of a token (field names, methods).
-    @inline(__always)
+    /// True when `byte` is a `tchar` (RFC 9110 §5.6.2): the characters of a token (field names,
+    /// methods): `!#$%&'*+-.^_`|~`, a digit or a letter. Bytes ≥ 128 never are.
+    @inlinable @inline(__always)
     package static func isTokenByte(_ byte: UInt8) -> Bool {
-        let allowed = byte < 64 ? (tokenLow >> UInt64(byte)) & 1 : byte < 128 ? (tokenHigh >> UInt64(byte - 64)) & 1 : 0
+        // Bit b of `low` (b < 64) or of `high` (b − 64) is set when byte b is a tchar.
+        let low: UInt64 = 0x03FF_6CFA_0000_0000, high: UInt64 = 0x57FF_FFFF_C7FF_FFFE
+        let allowed = byte < 64 ? (low >> UInt64(byte)) & 1 : byte < 128 ? (high >> UInt64(byte - 64)) & 1 : 0
         return allowed != 0
     }
 
     /// True when `text` is a non-empty token.
+    @inlinable
     package static func isToken(_ text: String) -> Bool {
         !text.isEmpty && text.utf8.allSatisfy(isTokenByte)
     }
 
     /// True when the bytes are a non-empty token. libmicrohttpd 0.9.75 keeps whitespace before the
     /// colon in the name (`Content-Length : 5`), which this refuses.
+    @inlinable
     package static func isToken(_ bytes: UnsafeRawBufferPointer) -> Bool {
         !bytes.isEmpty && bytes.allSatisfy(isTokenByte)
     }
@@ -37,6 +38,7 @@ package enum HTTPBytes {
 
     /// True when no byte is a control character other than HTAB (RFC 9110 §5.5: CR, LF and NUL
     /// must be refused; other CTLs have no business in a field value either). obs-text passes.
+    @inlinable
     package static func isFieldValue(_ bytes: UnsafeRawBufferPointer) -> Bool {
         for byte in bytes where (byte < 0x20 && byte != 0x09) || byte == 0x7F {
             return false
@@ -47,6 +49,7 @@ package enum HTTPBytes {
     // MARK: case-insensitive names (RFC 9110 §5.1)
 
     /// True when `a` and `b` are equal ignoring ASCII case.
+    @inlinable
     package static func caseInsensitiveEquals(_ a: String, _ b: String) -> Bool {
         guard a.utf8.count == b.utf8.count else { return false }
         var a = a, b = b
@@ -56,6 +59,7 @@ package enum HTTPBytes {
     }
 
     /// True when the bytes equal `name` ignoring ASCII case.
+    @inlinable
     package static func caseInsensitiveEquals(_ bytes: UnsafeRawBufferPointer, _ name: UnsafeBufferPointer<UInt8>) -> Bool {
         guard bytes.count == name.count else { return false }
         for index in 0..<bytes.count where lower(bytes[index]) != lower(name[index]) {
@@ -65,6 +69,7 @@ package enum HTTPBytes {
     }
 
     /// `text` equals `lowercased` ignoring ASCII case; `lowercased` must already be lowercase.
+    @inlinable
     package static func equalsIgnoringCase(_ text: String, _ lowercased: String) -> Bool {
         var left = text.utf8.makeIterator()
         var right = lowercased.utf8.makeIterator()
@@ -79,6 +84,7 @@ package enum HTTPBytes {
 
     /// `name` equals the static `lowercased` ignoring ASCII case; `lowercased` must already be
     /// lowercase. No allocation (the upstream response head is parsed with it).
+    @inlinable
     package static func equalsIgnoringCase(_ name: String, staticLowercased lowercased: StaticString) -> Bool {
         guard name.utf8.count == lowercased.utf8CodeUnitCount else { return false }
         return lowercased.withUTF8Buffer { expected in
@@ -92,6 +98,7 @@ package enum HTTPBytes {
     }
 
     /// `text` starts with `lowercasedPrefix` ignoring ASCII case.
+    @inlinable
     package static func hasPrefixIgnoringCase(_ text: String, _ lowercasedPrefix: String) -> Bool {
         var left = text.utf8.makeIterator()
         for byte in lowercasedPrefix.utf8 {
@@ -107,13 +114,14 @@ package enum HTTPBytes {
 
     /// `haystack` contains `needle` as a byte sequence, ignoring ASCII case (`needle` non-empty and
     /// already lowercase).
+    @inlinable
     package static func containsIgnoringCase(_ haystack: String, _ needle: [UInt8]) -> Bool {
         guard !needle.isEmpty, haystack.utf8.count >= needle.count else { return false }
         if let found = haystack.utf8.withContiguousStorageIfAvailable({ search($0, needle) }) { return found }
         return Array(haystack.utf8).withUnsafeBufferPointer { search($0, needle) }
     }
 
-    private static func search(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: [UInt8]) -> Bool {
+    @usableFromInline static func search(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: [UInt8]) -> Bool {
         needle.withUnsafeBufferPointer { needle in
             let first = needle[0]
             let last = haystack.count - needle.count

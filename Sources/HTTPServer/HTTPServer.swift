@@ -9,7 +9,7 @@ import Glibc
 /// Keyward's listening side: HTTP/1.1 over GNU libmicrohttpd 0.9.75.
 ///
 /// libmicrohttpd runs a pool of `threads` workers, each an epoll loop
-/// (MHD_USE_EPOLL_INTERNAL_THREAD with a thread pool), or, given an ``ExternalLoop``, no thread at all: the caller's
+/// (`MHD_USE_EPOLL` with an internal polling thread per worker), or, given an ``ExternalLoop``, no thread at all: the caller's
 /// loop runs it (see `HTTPServer+ExternalLoop.swift`). For each request the server checks the head (framing rules of
 /// RFC 9112 that libmicrohttpd leaves open, head size), asks `bodyLimit` how
 /// many body bytes it may read, reads the whole body, then calls `handler` on

@@ -3,10 +3,14 @@ import HTTPServer
 /// The admin listener (127.0.0.1:9090 by default): `/metrics` (Prometheus text format 0.0.4),
 /// `/healthz`, `/readyz`. Kept off the public listener so metrics never face the internet.
 public struct AdminRoutes: Sendable {
-    let service: KeywardService
+    let metrics: Metrics
+    let lifecycle: Lifecycle
 
     /// Routes for `service`: its metrics and its store's readiness.
-    public init(service: KeywardService) { self.service = service }
+    public init(service: KeywardService) {
+        metrics = service.metrics
+        lifecycle = service.lifecycle
+    }
 
     /// Answers one admin request: `GET`/`HEAD` only (else 405 with `Allow`, RFC 9110 §15.5.6);
     /// `/metrics` 200 text; `/healthz` 200 `{"status":"ok"}` while the process runs; `/readyz`
@@ -22,12 +26,12 @@ public struct AdminRoutes: Sendable {
         case "/metrics":
             writer.respond(
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
-                body: Array(service.metrics.render().utf8))
+                body: Array(metrics.render().utf8))
         case "/healthz":
             writer.respond(status: 200, headers: [("Content-Type", "application/json")], body: Array("{\"status\":\"ok\"}".utf8))
         case "/readyz":
             do throws(APIError) {
-                try service.lifecycle.checkReady(record: nil)
+                try lifecycle.checkReady(record: nil)
                 writer.respond(status: 200, headers: [("Content-Type", "application/json")], body: Array("{\"status\":\"ready\"}".utf8))
             } catch {
                 writer.respond(status: error.code.status, headers: [("Content-Type", "application/json")] + error.headers, body: error.code.body)

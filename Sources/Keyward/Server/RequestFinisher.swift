@@ -61,7 +61,7 @@ final class RequestFinisher: Sendable {
         if let seconds = fields.upstreamHeadSeconds, let provider = fields.provider {
             metrics.observeUpstreamLatency(provider: provider, seconds: seconds)
         }
-        for event in fields.events { metrics.count(event) }
+        for event in fields.events ?? [] { metrics.count(event) }
         return true
     }
 

@@ -20,8 +20,9 @@ final class RequestRecord: Sendable {
         var bytesOut: Int64 = 0
         /// Seconds from sending the upstream request to its response head (proxied requests).
         var upstreamHeadSeconds: Double?
-        /// Counters to move when the request finishes, in the order the phases noted them.
-        var events: [MetricEvent] = []
+        /// Counters to move when the request finishes, in the order the phases noted them; nil
+        /// while there are none (most proxied requests), so copying the fields costs no array.
+        var events: [MetricEvent]?
         /// A store failure's own slug (`sqlite_busy`, `pg_connection`, …) and the operation, for
         /// the `store_error` line written with the request's.
         var storeFailure: (operation: String, reason: String)?
@@ -49,7 +50,7 @@ final class RequestRecord: Sendable {
     var snapshot: Fields { fields.withLock { $0 } }
 
     /// Notes a counter to move when the request finishes.
-    func note(_ event: MetricEvent) { fields.withLock { $0.events.append(event) } }
+    func note(_ event: MetricEvent) { fields.withLock { $0.events = ($0.events ?? []) + [event] } }
 
     /// Marks the request finished once; returns false when it already was (a second completion
     /// from a racing cancel must not log twice).

@@ -18,6 +18,7 @@ import Upstream
 /// | `kw-upstream` (shard) | ``Shard`` | one per core, at most 16 | the public listener and proxied transfers, as above; store calls of the request's phases |
 /// | `kw-upstream` (Google) | `serve` | 1 | the Android handshake's calls to Google (OAuth token, `decodeIntegrityToken`) |
 /// | `kw-android-N` | ``BlockingExecutor`` | 0–8, on demand | standard-mode Android handshakes, which wait on Google; up to 256 more queue, then 503 |
+/// | libcurl resolver | libcurl (its threaded resolver, as Debian builds it) | one per DNS lookup, short-lived | `getaddrinfo` for an upstream host not in libcurl's DNS cache, so a slow DNS never blocks a loop |
 /// | libmicrohttpd workers | the admin `HTTPServer` | one per core | `/metrics`, `/healthz`, `/readyz` on the admin listener |
 /// | Dispatch workers | `DispatchSourceTimer`s, `RepeatingTimer` | as Dispatch sees fit | each server's departure check (every 250 ms: clients gone from suspended connections), the purge timer (every 60 s: `Lifecycle.purgeExpired`), the log flush (every 100 ms: `BufferedLogSink`) |
 ///
