@@ -62,8 +62,10 @@ final class DeviceCheckMarker: Sendable {
         }
     }
 
+    /// Counts the outcome; logs it unless it is the ordinary case of a device without a token (Android, or an app that sends none).
     private func outcome(_ name: String, deviceID: String, reason: String? = nil) {
         metrics.count(.deviceCheck(outcome: name))
+        guard name != "update_no_token" else { return }
         var line = logger.line("devicecheck_mark")
         line.add("device", deviceID)
         line.add("outcome", name)

@@ -62,15 +62,9 @@ struct HandshakeRoutes: Sendable {
     /// scanner costs one comparison per configured key), `POST` only, the app key's token bucket,
     /// and the per-client-IP token bucket.
     private func admit(_ head: HTTPRequestHead, _ record: RequestRecord) throws(APIError) {
-        if let appKeys {
-            guard let presented = head.onlyHeader("x-keyward-app-key"), presented.utf8.count <= 128,
-                  let app = appKeys.name(of: presented)
-            else {
-                record.note(.appKey(app: "-", outcome: "invalid"))
-                throw APIError(.appKeyInvalid, reason: head.header("x-keyward-app-key") == nil ? "app_key_missing" : "app_key_unknown")
-            }
-            record.update { $0.app = app }
-            guard head.method == "POST" else { throw .methodNotAllowed(allow: "POST") }
+        let app = try appKeyName(head, record)
+        guard head.method == "POST" else { throw .methodNotAllowed(allow: "POST") }
+        if let app {
             if let retryAfter = appKeyLimiter.acquire(address: app, nowMillis: time.nowMillis()) {
                 record.note(.appKey(app: app, outcome: "rate_limited"))
                 record.note(.rateLimited(.appKey))
@@ -78,11 +72,25 @@ struct HandshakeRoutes: Sendable {
             }
             record.note(.appKey(app: app, outcome: "ok"))
         }
-        guard head.method == "POST" else { throw .methodNotAllowed(allow: "POST") }
         if let retryAfter = clientLimiter.acquire(address: head.remoteAddress, nowMillis: time.nowMillis()) {
             record.note(.rateLimited(.handshakeIP))
             throw .rateLimited(reason: "client_ip_limited", retryAfterSeconds: retryAfter)
         }
+    }
+
+    /// The name of the request's publishable app key, nil when none is required.
+    /// - Throws: `app_key_invalid` (`app_key_missing`, `app_key_unknown`: absent, repeated, over
+    ///   128 bytes or not listed).
+    private func appKeyName(_ head: HTTPRequestHead, _ record: RequestRecord) throws(APIError) -> String? {
+        guard let appKeys else { return nil }
+        guard let presented = head.onlyHeader("x-keyward-app-key"), presented.utf8.count <= 128,
+              let app = appKeys.name(of: presented)
+        else {
+            record.note(.appKey(app: "-", outcome: "invalid"))
+            throw APIError(.appKeyInvalid, reason: head.header("x-keyward-app-key") == nil ? "app_key_missing" : "app_key_unknown")
+        }
+        record.update { $0.app = app }
+        return app
     }
 
     /// Runs a handshake that may block (standard mode calls Google) on `executor`; the connection
