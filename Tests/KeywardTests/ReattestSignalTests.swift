@@ -5,6 +5,7 @@ import Keyward
 import KeywardDemo
 import KeywardCrypto
 import ProviderRegistry
+import Store
 import XCTest
 
 /// `/v1/assert/ios` tells an app whose key the server does not know to make a new key
@@ -89,5 +90,20 @@ final class ReattestSignalTests: XCTestCase {
         XCTAssertEqual(errorCode(refused.body), "attestation_invalid")
         XCTAssertEqual(env.lastReason(route: "proxy"), "app_id_mismatch")
         XCTAssertEqual(try env.client.call("GET", "/p/signed/v1/models", headers: try signed(AssertionKnobs()), body: []).status, 200)
+    }
+
+    func testADeviceRegisteredWithoutAnAppIDStillAssertsForAnyConfiguredAppID() throws {
+        // As a device row from schema 1: App ID empty. Its key, registered directly in the store.
+        let device = try env.deployment.makeDevice()
+        let now = clock.nowSeconds()
+        XCTAssertEqual(try env.deployment.store.registerDevice(DeviceRecord(
+            id: Hex.encode(device.keyID), platform: "ios", publicKey: device.publicKey, counter: 0, environment: "development",
+            createdAt: now, lastSeenAt: now)), .inserted)
+        var otherApp = AssertionKnobs()
+        otherApp.appID = Self.otherAppID
+        let challenge = try env.challenge()
+        let assertion = try device.assertion(clientDataHash: SHA256.hash(challenge), knobs: otherApp)
+        XCTAssertEqual(try env.assert(device, challenge: challenge, assertion: assertion).0, 200)
+        XCTAssertEqual(try env.assert(device).0, 200)
     }
 }

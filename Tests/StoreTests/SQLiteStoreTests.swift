@@ -58,6 +58,23 @@ final class SQLiteStoreTests: XCTestCase {
         XCTAssertEqual(mode, "wal")
     }
 
+    func testADeviceFromSchemaOneSurvivesTheLifecycleMigrationWithNoAppIDAndNoFlag() throws {
+        let harness = try harness()
+        // A file as a Keyward of schema 1 left it, with one device.
+        let connection = try SQLiteConnection(path: harness.path, busyTimeoutMillis: 1_000)
+        try SQLiteMigrator.migrate(connection, SQLiteMigrations.all.filter { $0.version == 1 })
+        try connection.execute("""
+            INSERT INTO devices (id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, receipt)
+            VALUES ('ab01', 'ios', x'04', 7, 'production', 1, 2, 0, x'')
+            """)
+        let store = try SQLiteStore(path: harness.path)
+        let device = try XCTUnwrap(try store.device(id: "ab01"))
+        XCTAssertEqual(device.counter, 7)
+        XCTAssertEqual(device.appID, "", "no App ID: its assertions match any configured App ID")
+        XCTAssertEqual(device.deviceCheckToken, [])
+        XCTAssertFalse(device.flagged)
+    }
+
     func testDatabaseFromANewerKeywardIsRefused() throws {
         let harness = try harness()
         let store = try SQLiteStore(path: harness.path)
