@@ -48,6 +48,10 @@ public final class LocalDeployment: Sendable {
     ///   - trustAppleRoot: verify against Apple's real root instead of the test anchor (replaying
     ///     attestations captured from real devices).
     ///   - shards: the public listener's event loops, as `serve` runs them (see `Shard`), at least 1.
+    ///   - sessionKeys: reads the session key set, at start and on each `server.reload()` (as
+    ///     `serve` reads its key files on SIGHUP); nil: one generated key, never reloaded.
+    ///   - anchor: the test App Attest anchor to trust; nil: a new one. Two deployments given one
+    ///     anchor accept each other's simulated devices (several instances of one service).
     ///   - deviceCheck: Apple's DeviceCheck client (a fake Apple's in tests); nil: DeviceCheck off.
     ///   - android: builds the Android handshake from the deployment's upstream client; nil: Android off.
     /// - Throws: whatever the first failing step throws: a Foundation file error (folder,
@@ -62,6 +66,8 @@ public final class LocalDeployment: Sendable {
         wrapStore: (any Store) -> any Store = { $0 },
         trustAppleRoot: Bool = false,
         shards: Int = 2,
+        sessionKeys readKeys: (@Sendable () throws -> SessionKeySet)? = nil,
+        anchor sharedAnchor: TestTrustAnchor? = nil,
         deviceCheck: DeviceCheckClient? = nil,
         android: ((UpstreamClient) throws -> AndroidHandshake)? = nil
     ) throws {
@@ -74,9 +80,15 @@ public final class LocalDeployment: Sendable {
         let store = wrapStore(try openStore(url: storeURL ?? "sqlite://\(directory)/keyward.db"))
         self.store = store
         let nowSeconds = time.nowSeconds()
-        anchor = try TestTrustAnchor.generate(validFrom: nowSeconds - 86_400, validUntil: nowSeconds + 365 * 86_400)
-        sessionKey = try ECPrivateKey.generate(.p256)
-        let keys = try SessionKeySet(active: (kid: SessionKeySet.thumbprintKID(for: sessionKey.publicKey), key: sessionKey), verifyOnly: [])
+        anchor = try sharedAnchor ?? TestTrustAnchor.generate(validFrom: nowSeconds - 86_400, validUntil: nowSeconds + 365 * 86_400)
+        let keys: SessionKeySet
+        if let readKeys {
+            keys = try readKeys()
+            sessionKey = keys.activeKey
+        } else {
+            sessionKey = try ECPrivateKey.generate(.p256)
+            keys = try SessionKeySet(active: (kid: SessionKeySet.thumbprintKID(for: sessionKey.publicKey), key: sessionKey), verifyOnly: [])
+        }
 
         let secretSource = SecretSource(environment: secrets)
         let registry = try ProviderRegistry.load(path: providersPath)
@@ -99,6 +111,7 @@ public final class LocalDeployment: Sendable {
                 let registry = try ProviderRegistry.load(path: providersPath)
                 return try ProviderTable.resolve(registry, secrets: secretSource)
             },
+            reloadSessionKeys: readKeys,
             shards: shards)
         try server.start()
     }

@@ -11,21 +11,45 @@ struct KeywardConfigurationFile: Decodable {
     var handshake: Handshake?
     var apple: Apple?
     var android: Android?
+    var shutdown: Shutdown?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case providersFile = "providers_file"
-        case listen, store, sessions, challenges, handshake, apple, android
+        case listen, store, sessions, challenges, handshake, apple, android, shutdown
     }
 
     struct Listen: Decodable {
         var proxy: String?
         var admin: String?
-        enum CodingKeys: String, CodingKey, CaseIterable { case proxy, admin }
+        var trustedProxies: [String]?
+        var maxConnections: Int?
+        var maxHeaderBytes: Int?
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case proxy, admin
+            case trustedProxies = "trusted_proxies"
+            case maxConnections = "max_connections"
+            case maxHeaderBytes = "max_header_bytes"
+        }
     }
 
     struct Store: Decodable {
         var url: String?
-        enum CodingKeys: String, CodingKey, CaseIterable { case url }
+        var startAttempts: Int?
+        var startRetrySeconds: Int?
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case url
+            case startAttempts = "start_attempts"
+            case startRetrySeconds = "start_retry_seconds"
+        }
+    }
+
+    struct Shutdown: Decodable {
+        var readinessGraceSeconds: Int?
+        var drainSeconds: Int?
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case readinessGraceSeconds = "readiness_grace_seconds"
+            case drainSeconds = "drain_seconds"
+        }
     }
 
     struct Sessions: Decodable {

@@ -72,7 +72,7 @@ struct HandshakeRoutes: Sendable {
             }
             record.note(.appKey(app: app, outcome: "ok"))
         }
-        if let retryAfter = clientLimiter.acquire(address: head.remoteAddress, nowMillis: time.nowMillis()) {
+        if let retryAfter = clientLimiter.acquire(address: record.limiterKey, nowMillis: time.nowMillis()) {
             record.note(.rateLimited(.handshakeIP))
             throw .rateLimited(reason: "client_ip_limited", retryAfterSeconds: retryAfter)
         }

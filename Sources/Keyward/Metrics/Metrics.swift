@@ -18,6 +18,7 @@ public final class Metrics: Sendable {
         ("keyward_devicecheck_total", "DeviceCheck look-ups at attest time and bit-0 updates, by outcome (unreachable = failed open)."),
         ("keyward_play_integrity_decodes_total", "Standard-mode Android handshakes at the decode step, by outcome (ok, refused_by_policy, google_error, budget_refused)."),
         ("keyward_install_credential_refreshes_total", "Android install credentials presented at /v1/refresh, by outcome (rotated, retried or reason slug)."),
+        ("keyward_config_reloads_total", "SIGHUP reloads, by outcome (ok or refused)."),
     ]
 
     /// Upper bounds of the upstream latency buckets, in seconds (time to response headers).
@@ -41,6 +42,10 @@ public final class Metrics: Sendable {
 
     private let state = Mutex(State())
     private let openStreamCount = Atomic<Int>(0)
+    /// 1 when the last reload (or the start, before any) took effect, 0 when it was refused.
+    private let lastReloadSucceeded = Atomic<Int>(1)
+    /// Unix seconds of the last reload that took effect; 0 before the first.
+    private let lastReloadSuccessSeconds = Atomic<Int64>(0)
 
     /// Empty counters and histogram; the open-streams gauge at 0.
     public init() {}
@@ -92,6 +97,15 @@ public final class Metrics: Sendable {
         }
     }
 
+    /// Records a SIGHUP reload: `keyward_config_reloads_total{outcome}`, the
+    /// `keyward_config_last_reload_successful` gauge and, when it took effect,
+    /// `keyward_config_last_reload_success_timestamp_seconds` (`nowSeconds`, Unix seconds).
+    public func recordReload(succeeded: Bool, nowSeconds: Int64) {
+        increment("keyward_config_reloads_total", ["outcome": succeeded ? "ok" : "refused"])
+        lastReloadSucceeded.store(succeeded ? 1 : 0, ordering: .relaxed)
+        if succeeded { lastReloadSuccessSeconds.store(nowSeconds, ordering: .relaxed) }
+    }
+
     /// A proxied response stream opened: `keyward_open_streams` +1.
     public func streamOpened() { openStreamCount.add(1, ordering: .relaxed) }
     /// A proxied response stream ended, however it ended: `keyward_open_streams` −1, once per `streamOpened()`.
@@ -128,6 +142,13 @@ public final class Metrics: Sendable {
         }
         out += "# HELP keyward_open_streams Proxied responses currently streaming.\n# TYPE keyward_open_streams gauge\n"
         out += "keyward_open_streams \(openStreams)\n"
+        out += "# HELP keyward_config_last_reload_successful Whether the last SIGHUP reload took effect (1) or was refused (0).\n"
+        out += "# TYPE keyward_config_last_reload_successful gauge\n"
+        out += "keyward_config_last_reload_successful \(lastReloadSucceeded.load(ordering: .relaxed))\n"
+        out += "# HELP keyward_config_last_reload_success_timestamp_seconds When the last reload took effect (Unix seconds; 0: none yet).\n"
+        out += "# TYPE keyward_config_last_reload_success_timestamp_seconds gauge\n"
+        out += "keyward_config_last_reload_success_timestamp_seconds \(lastReloadSuccessSeconds.load(ordering: .relaxed))\n"
+        out += ProcessMetrics.render()
         return out
     }
 

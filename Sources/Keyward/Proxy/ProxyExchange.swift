@@ -55,11 +55,14 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
     private let time: any TimeSource
     private let sentAtMillis: Int64
     private let state = Mutex(State())
+    /// The provider's upstream slot (`UpstreamSlots`), given back once, when the transfer completes.
+    private let slot: UpstreamSlots.Held?
 
     init(
         writer: ResponseWriter, record: RequestRecord, method: String, responseHead: ProxyResponseHead,
-        finisher: RequestFinisher, lifecycle: Lifecycle, time: any TimeSource
+        finisher: RequestFinisher, lifecycle: Lifecycle, time: any TimeSource, slot: UpstreamSlots.Held? = nil
     ) {
+        self.slot = slot
         self.writer = writer
         self.record = record
         self.method = method
@@ -86,7 +89,10 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
 
     func upstreamHead(status: Int, headers: [(String, String)]) {
         let seconds = Double(time.nowMillis() - sentAtMillis) / 1000
-        record.update { $0.upstreamHeadSeconds = seconds }
+        record.update {
+            $0.upstreamHeadSeconds = seconds
+            $0.upstreamStatus = status
+        }
         let clientHeaders = responseHead.clientHeaders(headers)
         if status == 204 || status == 304 {
             // No content by definition (RFC 9110 §15.3.5, §15.4.5): a fixed empty answer, since a
@@ -154,6 +160,7 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
     }
 
     func upstreamComplete(_ error: UpstreamError?, afterHead: Bool) {
+        slot?.release()
         let (stream, bytesOut, clientGone, answered, headWasHeld) = state.withLock {
             ($0.stream, $0.bytesOut, $0.clientGone, $0.answered, $0.heldHead != nil)
         }

@@ -12,7 +12,7 @@ import Upstream
 /// | authenticate | ``SessionAuthenticator`` | the bearer session, its device not revoked |
 /// | authorize | ``ProxyAuthorizer`` | canonical path, allowlist, body rule, rate limits, assertion |
 /// | rewrite request | ``rewriteRequest(_:body:route:segments:record:)`` | the provider's URL, headers less the client's credentials, the key |
-/// | upstream | `UpstreamClient.start` | the transfer, on this loop's libcurl multi handle |
+/// | upstream | `UpstreamClient.start` | a slot of the provider's `max_upstream_connections`, then the transfer, on this loop's libcurl multi handle |
 /// | rewrite response head | ``ProxyResponseHead`` | the upstream's head less cookies, hop-by-hop fields and key echoes |
 /// | relay body | ``ProxyExchange`` | the body to the client as it arrives, with back-pressure both ways |
 /// | finish | ``RequestFinisher/finish(_:status:)`` | the access-log line and the metrics, once |
@@ -23,11 +23,16 @@ final class ProxyPipeline: Sendable {
     let finisher: RequestFinisher
     let lifecycle: Lifecycle
     let time: any TimeSource
+    /// Requests in flight per provider, bounded by `max_upstream_connections`.
+    let slots = UpstreamSlots()
+    /// The bound of a provider whose `max_upstream_connections` is not set.
+    let defaultMaxUpstreamConnections: Int
 
     init(
         providers: ProviderTable, authenticator: SessionAuthenticator, authorizer: ProxyAuthorizer,
-        finisher: RequestFinisher, lifecycle: Lifecycle, time: any TimeSource
+        finisher: RequestFinisher, lifecycle: Lifecycle, time: any TimeSource, defaultMaxUpstreamConnections: Int = 4096
     ) {
+        self.defaultMaxUpstreamConnections = defaultMaxUpstreamConnections
         self.providers = providers
         self.authenticator = authenticator
         self.authorizer = authorizer
@@ -44,9 +49,14 @@ final class ProxyPipeline: Sendable {
             let claims = try authenticator.authenticate(head, record: record)
             let segments = try authorizer.authorize(head, body: body, route: route, claims: claims, record: record)
             let (request, responseHead) = try rewriteRequest(head, body: body, route: route, segments: segments, record: record)
+            let provider = route.provider
+            guard let slot = slots.take(provider.name, limit: provider.maxUpstreamConnections ?? defaultMaxUpstreamConnections) else {
+                record.note(.rateLimited(.upstreamConnections))
+                throw .unavailable(reason: "upstream_connections_full")
+            }
             let exchange = ProxyExchange(
                 writer: writer, record: record, method: head.method, responseHead: responseHead, finisher: finisher,
-                lifecycle: lifecycle, time: time)
+                lifecycle: lifecycle, time: time, slot: slot)
             exchange.begin(upstream.start(request, handler: exchange))
         } catch {
             finisher.respondError(writer, record, error)

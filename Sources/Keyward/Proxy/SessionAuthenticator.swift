@@ -5,7 +5,8 @@ import Store
 /// The authenticate phase: the session of `Authorization: Bearer <token>` (RFC 6750 §2.1), its
 /// device registered and not revoked.
 struct SessionAuthenticator: Sendable {
-    let verifier: SessionVerifier
+    /// The verifier in force (swapped on SIGHUP).
+    let keys: SessionKeysInForce
     /// "Not revoked" answers of the store, trusted for `revocationCheckSeconds`.
     let deviceStatus: DeviceStatusCache
     let store: any Store
@@ -24,7 +25,7 @@ struct SessionAuthenticator: Sendable {
         let token = String(authorization.dropFirst(7))
         let claims: SessionClaims
         do {
-            claims = try verifier.verify(token, now: time.nowSeconds())
+            claims = try keys.verifier.verify(token, now: time.nowSeconds())
         } catch {
             throw APIError(.sessionInvalid, reason: error.reason)
         }

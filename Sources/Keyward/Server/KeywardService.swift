@@ -31,6 +31,8 @@ public final class KeywardService: Sendable {
     let lifecycle: Lifecycle
     let handshakes: HandshakeRoutes
     let proxy: ProxyPipeline
+    /// The session keys in force, shared by the handshakes and the proxy (`replaceSessionKeys`).
+    let sessionKeysInForce: SessionKeysInForce
 
     /// Builds the service and its units.
     /// - Parameters:
@@ -64,8 +66,9 @@ public final class KeywardService: Sendable {
         lifecycle = Lifecycle(store: store, time: time, logger: logger, metrics: metrics)
         let challenges = Challenges(
             store: store, time: time, length: settings.challengeLength, ttlSeconds: settings.challengeTTLSeconds)
-        let grants = SessionGrants(
-            issuer: try SessionIssuer(keys: sessionKeys, issuer: settings.issuer, ttlSeconds: settings.sessionTTLSeconds), time: time)
+        let keysInForce = try SessionKeysInForce(sessionKeys, issuer: settings.issuer, ttlSeconds: settings.sessionTTLSeconds)
+        sessionKeysInForce = keysInForce
+        let grants = SessionGrants(keys: keysInForce, time: time)
         // DeviceCheck calls wait on Apple: they run here, never on a shard's loop.
         let deviceCheckWork = deviceCheck.map { _ in
             BlockingExecutor(name: "kw-devicecheck", threads: HandshakeRoutes.androidThreads, queueLimit: HandshakeRoutes.androidQueueLimit)
@@ -106,19 +109,17 @@ public final class KeywardService: Sendable {
                 ? nil
                 : BlockingExecutor(name: "kw-android", threads: HandshakeRoutes.androidThreads, queueLimit: HandshakeRoutes.androidQueueLimit),
             deviceCheckWork: deviceCheckWork)
-        let sessionVerifier = SessionVerifier(
-            keys: sessionKeys, issuer: settings.issuer, maxTTLSeconds: settings.sessionTTLSeconds,
-            leewaySeconds: 60, cacheCapacity: 100_000)
         proxy = ProxyPipeline(
             providers: providers,
             authenticator: SessionAuthenticator(
-                verifier: sessionVerifier,
+                keys: keysInForce,
                 deviceStatus: DeviceStatusCache(ttlMillis: settings.revocationCheckSeconds * 1000, capacity: 100_000),
                 store: store, time: time),
             authorizer: ProxyAuthorizer(
                 store: store, time: time, assertions: assertions, timestampSkewSeconds: settings.assertionTimestampSkewSeconds,
                 deviceCheck: deviceCheckMarker),
-            finisher: finisher, lifecycle: lifecycle, time: time)
+            finisher: finisher, lifecycle: lifecycle, time: time,
+            defaultMaxUpstreamConnections: settings.maxUpstreamConnections)
     }
 
     // MARK: - Router
@@ -138,7 +139,10 @@ public final class KeywardService: Sendable {
     /// - Parameter upstream: the client that forwards proxied requests: the one whose thread runs
     ///   the calling listener (see ``Shard``), else the service's own.
     public func handle(_ head: HTTPRequestHead, body: [UInt8], writer: ResponseWriter, upstream: UpstreamClient? = nil) {
-        let record = finisher.begin(method: head.method)
+        let client = settings.trustedProxies.clientAddress(
+            peer: head.remoteAddress, forwardedFor: head.headers(named: "x-forwarded-for"), forwarded: head.headers(named: "forwarded"))
+        let record = finisher.begin(
+            method: head.method, client: client, path: head.path, userAgent: head.header("user-agent") ?? "", bytesIn: body.count)
         let route = Route(path: head.path)
         record.update { $0.route = route }
         if route == .proxy {
@@ -172,6 +176,13 @@ public final class KeywardService: Sendable {
     }
 
     // MARK: - Lifecycle
+
+    /// Puts `keys` in force (SIGHUP): new sessions are signed with its active key, and tokens
+    /// verify against its keys only. Requests already past verification are unaffected.
+    /// - Throws: `SessionError` when the session TTL is outside 60–86400 s (never after `init`).
+    public func replaceSessionKeys(_ keys: SessionKeySet) throws(SessionError) {
+        try sessionKeysInForce.replace(with: keys)
+    }
 
     /// Marks the start of a graceful stop: `/readyz` answers 503 so load balancers move away.
     public func beginDraining() { lifecycle.beginDraining() }

@@ -3,6 +3,7 @@ import Foundation
 import Keyward
 import KeywardDemo
 import KeywardCrypto
+import Sessions
 import Store
 import XCTest
 
@@ -28,6 +29,9 @@ final class TestDeployment: Sendable {
         wrapStore: (any Store) -> any Store = { $0 },
         settings adjust: @escaping (inout ServiceSettings) -> Void = { _ in },
         shards: Int = 2,
+        store: String? = nil,
+        sessionKeys: (@Sendable () throws -> SessionKeySet)? = nil,
+        anchor: TestTrustAnchor? = nil,
         deviceCheck: DeviceCheckClient? = nil
     ) throws {
         provider = FakeProvider(expectedAuthorization: "Bearer " + TestDeployment.providerKey, eventCount: eventCount, eventGapMillis: eventGapMillis)
@@ -41,7 +45,7 @@ final class TestDeployment: Sendable {
                 settings.handshakeRatePerSecond = 10_000
                 adjust(&settings)
             },
-            time: time, wrapStore: wrapStore, shards: shards, deviceCheck: deviceCheck)
+            time: time, store: store, wrapStore: wrapStore, shards: shards, sessionKeys: sessionKeys, anchor: anchor, deviceCheck: deviceCheck)
         client = DemoClient(baseURL: deployment.baseURL, client: deployment.upstream)
     }
 
