@@ -179,7 +179,7 @@ final class CommandLineTests: XCTestCase {
         }
     }
 
-    func testCheckConfigAndServeRefuseARequiredAppKeySecretThatIsMissingOrMalformed() throws {
+    func testCheckConfigAndServeRefuseAnAppKeyOrDeviceCheckSecretThatIsMissingOrMalformed() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         _ = try folder.write("p.toml", """
@@ -215,6 +215,36 @@ final class CommandLineTests: XCTestCase {
         let good = base.merging(["KEYWARD_APP_KEYS": "ios-prod=pk_live_0123456789abcdef\n"]) { $1 }
         let check = try KeywardBinary.run(["check-config", "--config", path], environment: good)
         XCTAssertEqual(check.status, 0, check.stderr)
+
+        // [apple.devicecheck]: its private key is a secret both read the same way.
+        let deviceCheckPath = try folder.write("devicecheck.toml", """
+            providers_file = "p.toml"
+            [listen]
+            proxy = "127.0.0.1:\(freeLoopbackPort())"
+            admin = "127.0.0.1:\(freeLoopbackPort())"
+            [store]
+            url = "sqlite://\(folder.path)/k.db"
+            [apple]
+            team_id = "ABCDE12345"
+            bundle_ids = ["com.example.app"]
+            environment = "production"
+            [apple.devicecheck]
+            key_id = "KEY1234567"
+            """)
+        for (environment, expected) in [
+            (base, "KEYWARD_DEVICECHECK_KEY"),
+            (base.merging(["KEYWARD_DEVICECHECK_KEY": "not a key"]) { $1 }, "not a P-256 private key"),
+        ] {
+            let check = try KeywardBinary.run(["check-config", "--config", deviceCheckPath], environment: environment)
+            XCTAssertEqual(check.status, 1, check.stdout)
+            XCTAssertTrue(check.stderr.contains(expected), check.stderr)
+            let serve = try KeywardBinary.run(["serve", "--config", deviceCheckPath], environment: environment, timeout: 30)
+            XCTAssertEqual(serve.status, 1)
+            XCTAssertTrue(serve.stderr.contains(expected), serve.stderr)
+        }
+        let withKey = base.merging(["KEYWARD_DEVICECHECK_KEY": try ECPrivateKey.generate(.p256).pkcs8PEM]) { $1 }
+        let accepted = try KeywardBinary.run(["check-config", "--config", deviceCheckPath], environment: withKey)
+        XCTAssertEqual(accepted.status, 0, accepted.stderr)
     }
 
     func testCheckConfigRefusesWhatServeRefuses() throws {
