@@ -50,18 +50,21 @@ extension PostgresStore {
     @discardableResult
     public func setRevoked(deviceID: String, _ revoked: Bool, now: Int64) throws(StoreError) -> Bool {
         try pool.withConnection { connection throws(StoreError) in
-            // Revoking twice keeps the first revocation time; un-revoking clears it. SET sees the old row.
-            let found = try connection.query("""
-                UPDATE devices
-                SET revoked_at = CASE WHEN NOT $2 THEN NULL WHEN revoked THEN revoked_at ELSE $3 END,
-                    revoked = $2
-                WHERE id = $1
-                """, [.text(deviceID), .bool(revoked), .int64(now)]).affectedRows == 1
-            if revoked && found {
-                // A revoked device's install credentials never come back, even if it is un-revoked.
-                _ = try connection.query("UPDATE install_credentials SET revoked = TRUE WHERE device_id = $1", [.text(deviceID)])
+            // One transaction: the device and its install credentials are revoked together.
+            try connection.transaction { () throws(StoreError) -> Bool in
+                // Revoking twice keeps the first revocation time; un-revoking clears it. SET sees the old row.
+                let found = try connection.query("""
+                    UPDATE devices
+                    SET revoked_at = CASE WHEN NOT $2 THEN NULL WHEN revoked THEN revoked_at ELSE $3 END,
+                        revoked = $2
+                    WHERE id = $1
+                    """, [.text(deviceID), .bool(revoked), .int64(now)]).affectedRows == 1
+                if revoked && found {
+                    // A revoked device's install credentials never come back, even if it is un-revoked.
+                    _ = try connection.query("UPDATE install_credentials SET revoked = TRUE WHERE device_id = $1", [.text(deviceID)])
+                }
+                return found
             }
-            return found
         }
     }
 

@@ -71,27 +71,30 @@ extension SQLiteStore {
     @discardableResult
     public func setRevoked(deviceID: String, _ revoked: Bool, now: Int64) throws(StoreError) -> Bool {
         try pool.withConnection { connection throws(StoreError) in
-            // Revoking twice keeps the first revocation time; un-revoking clears it.
-            try connection.with("""
-                UPDATE devices
-                SET revoked_at = CASE WHEN ?2 = 0 THEN NULL WHEN revoked = 1 THEN revoked_at ELSE ?3 END,
-                    revoked = ?2
-                WHERE id = ?1
-                """) { statement throws(StoreError) in
-                try statement.bind(1, deviceID)
-                try statement.bind(2, revoked ? 1 : 0)
-                try statement.bind(3, now)
-                try statement.run()
-            }
-            let found = connection.changes == 1
-            if revoked && found {
-                // A revoked device's install credentials never come back, even if it is un-revoked.
-                try connection.with("UPDATE install_credentials SET revoked = 1 WHERE device_id = ?1") { statement throws(StoreError) in
+            // One transaction: the device and its install credentials are revoked together.
+            try connection.immediateTransaction { () throws(StoreError) -> Bool in
+                // Revoking twice keeps the first revocation time; un-revoking clears it.
+                try connection.with("""
+                    UPDATE devices
+                    SET revoked_at = CASE WHEN ?2 = 0 THEN NULL WHEN revoked = 1 THEN revoked_at ELSE ?3 END,
+                        revoked = ?2
+                    WHERE id = ?1
+                    """) { statement throws(StoreError) in
                     try statement.bind(1, deviceID)
+                    try statement.bind(2, revoked ? 1 : 0)
+                    try statement.bind(3, now)
                     try statement.run()
                 }
+                let found = connection.changes == 1
+                if revoked && found {
+                    // A revoked device's install credentials never come back, even if it is un-revoked.
+                    try connection.with("UPDATE install_credentials SET revoked = 1 WHERE device_id = ?1") { statement throws(StoreError) in
+                        try statement.bind(1, deviceID)
+                        try statement.run()
+                    }
+                }
+                return found
             }
-            return found
         }
     }
 
