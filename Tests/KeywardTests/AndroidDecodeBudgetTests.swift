@@ -49,6 +49,7 @@ final class AndroidDecodeBudgetTests: XCTestCase {
         let exposition = env.metrics.render()   // what the admin listener's /metrics serves
         XCTAssertTrue(exposition.contains("keyward_play_integrity_decodes_total{outcome=\"budget_refused\"} 15"), exposition)
         XCTAssertTrue(exposition.contains("keyward_play_integrity_decodes_total{outcome=\"ok\"} 5"), exposition)
+        XCTAssertTrue(exposition.contains("keyward_rate_limited_total{limit=\"decode_budget\"} 15"), exposition)
     }
 
     func testRequestsRefusedByKeywardsOwnChecksSpendNoneOfTheCeiling() throws {

@@ -51,6 +51,7 @@ struct AndroidAttestHandshake: Handshake {
         } catch {
             record.note(.attestation(platform: .android, outcome: error.reason))
             if decodes, let outcome = MetricEvent.DecodeOutcome(error) { record.note(.decode(outcome)) }
+            if error.code == .rateLimited { record.note(.rateLimited(.decodeBudget)) }
             throw Self.apiError(error)
         }
         record.note(.attestation(platform: .android, outcome: "ok"))

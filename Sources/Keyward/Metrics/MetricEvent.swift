@@ -75,6 +75,8 @@ public enum MetricEvent: Sendable, Equatable {
         case provider
         /// The token bucket of one publishable app key on the handshake routes.
         case appKey = "app_key"
+        /// A Play Integrity decode budget (the device's or the deployment's daily one).
+        case decodeBudget = "decode_budget"
         /// A provider's `max_upstream_connections` (requests in flight from this instance).
         case upstreamConnections = "upstream_connections"
     }
