@@ -35,17 +35,17 @@ public struct AppKeySet: Sendable, Equatable {
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
             if line.isEmpty || line.hasPrefix("#") { continue }
-            let where_ = "secret \(Self.secretName), line \(index + 1)"
-            guard let equals = line.firstIndex(of: "=") else { throw ServiceAssembly.Problem("\(where_): expected name=key") }
+            let place = "secret \(Self.secretName), line \(index + 1)"
+            guard let equals = line.firstIndex(of: "=") else { throw ServiceAssembly.Problem("\(place): expected name=key") }
             let name = String(line[..<equals])
             let key = Array(line[line.index(after: equals)...].utf8)
             guard (1...64).contains(name.utf8.count),
                   name.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E || $0 == 0x5F || $0 == 0x2D })
-            else { throw ServiceAssembly.Problem("\(where_): the name must be 1–64 of a–z 0–9 . _ -") }
+            else { throw ServiceAssembly.Problem("\(place): the name must be 1–64 of a–z 0–9 . _ -") }
             guard (16...128).contains(key.count), key.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-                throw ServiceAssembly.Problem("\(where_): the key must be 16–128 printable ASCII characters without spaces")
+                throw ServiceAssembly.Problem("\(place): the key must be 16–128 printable ASCII characters without spaces")
             }
-            guard !entries.contains(where: { $0.key == key }) else { throw ServiceAssembly.Problem("\(where_): this key is already listed") }
+            guard !entries.contains(where: { $0.key == key }) else { throw ServiceAssembly.Problem("\(place): this key is already listed") }
             entries.append((name, key))
         }
         guard !entries.isEmpty else { throw ServiceAssembly.Problem("secret \(Self.secretName): no key listed (one name=key per line)") }
