@@ -4,6 +4,7 @@ import HTTPServer
 @testable import Keyward
 import KeywardCrypto
 import KeywardDemo
+import Store
 import Synchronization
 import TestWaiting
 import Upstream
@@ -222,5 +223,44 @@ final class DeviceCheckTests: XCTestCase {
         XCTAssertEqual(status, 200, "\(json)")
         XCTAssertFalse(env.deployment.service.metrics.render().contains("keyward_devicecheck_total{"), "no look-up, no count, no 'unreachable'")
         XCTAssertFalse(env.logLines.contains { $0.contains("devicecheck") })
+    }
+
+    func testDevicesRevokeSetsBitZeroOfThePhoneAtApple() throws {
+        let key = try ECPrivateKey.generate(.p256)
+        let fake = FakeAppleDeviceCheck(publicKey: key.publicKey, now: { SystemTimeSource().nowSeconds() })
+        let server = HTTPServer(configuration: HTTPServerConfiguration(threads: 1), bodyLimit: { _ in 64 * 1024 }) { head, body, writer in
+            let (status, answer) = fake.handle(path: head.path, authorization: head.header("authorization"), body: body)
+            writer.respond(status: status, headers: [("Content-Type", "application/json")], body: answer)
+        }
+        try server.start()
+        appleServer = server
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let config = try folder.write("keyward.toml", """
+            [store]
+            url = "sqlite://\(folder.path)/k.db"
+            [apple]
+            team_id = "\(Self.teamID)"
+            bundle_ids = ["\(LocalDeployment.bundleID)"]
+            environment = "development"
+            [apple.devicecheck]
+            key_id = "\(Self.keyID)"
+            base_url = "http://127.0.0.1:\(server.port)"
+            """)
+        let phone = SecureRandom.bytes(96)
+        let store = try openStore(url: "sqlite://\(folder.path)/k.db")
+        try store.migrate()
+        let now = SystemTimeSource().nowSeconds()
+        XCTAssertEqual(try store.registerDevice(DeviceRecord(
+            id: "ab12", platform: "ios", publicKey: Array(repeating: 4, count: 65), counter: 0, environment: "development",
+            createdAt: now, lastSeenAt: now, deviceCheckToken: phone)), .inserted)
+        fake.setBits(phone, (false, true))
+        let result = try KeywardBinary.run(["devices", "revoke", "--id", "ab12", "--config", config],
+                                           environment: [DeviceCheckClient.secretName: key.pkcs8PEM])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stdout.contains("DeviceCheck: bit 0 set for 1 phone"), result.stdout)
+        XCTAssertTrue(fake.bits(phone).map { $0.0 && $0.1 } ?? false, "bit 0 set, bit 1 kept")
+        XCTAssertEqual(fake.calls.map(\.path), ["/v1/query_two_bits", "/v1/update_two_bits"])
+        XCTAssertTrue(fake.calls.allSatisfy(\.jwtValid))
     }
 }

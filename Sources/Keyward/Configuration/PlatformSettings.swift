@@ -23,8 +23,9 @@ public struct AppleSettings: Sendable, Equatable {
 
 /// `[apple.devicecheck]`: Apple's DeviceCheck server API, to recognise a phone across reinstalls.
 ///
-/// Keyward gives bit 0 one meaning: "this phone has exhausted a provider's daily allowance". It
-/// sets it (`update_two_bits`) when a device is first refused by a provider's `per_day` limit, and
+/// Keyward gives bit 0 one meaning: "this phone has exhausted a provider's daily allowance or was
+/// revoked". It sets it (`update_two_bits`) when a device is first refused by a provider's
+/// `per_day` limit and when `keyward devices revoke` revokes it, and
 /// reads it (`query_two_bits`) when a new App Attest key attests with a `device_check_token`: a key
 /// on a phone with bit 0 set is `onFlagged`. Bit 1 is left as Apple has it.
 public struct DeviceCheckSettings: Sendable, Equatable {
