@@ -1,4 +1,4 @@
--- Keyward store, PostgreSQL schema 2: the device lifecycle.
+-- Keyward store, PostgreSQL: the device lifecycle (App IDs, DeviceCheck, install credentials).
 
 -- The App ID (<team id>.<bundle id>) an iOS key attested for; its assertions must carry that App ID's
 -- RP ID hash. Empty for Android and for devices registered before this step (any configured App ID).

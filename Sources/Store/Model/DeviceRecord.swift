@@ -25,8 +25,8 @@ public struct DeviceRecord: Sendable, Equatable {
     /// App Attest receipt (DER PKCS#7) as received, or empty.
     public var receipt: [UInt8]
     /// The App ID (`<team id>.<bundle id>`) the key attested for: its assertions must carry this
-    /// App ID's RP ID hash. Empty for Android, and for iOS devices registered before schema 3
-    /// (those are matched against any configured App ID).
+    /// App ID's RP ID hash. Empty for Android, and for iOS devices registered before the store kept
+    /// App IDs (the device lifecycle migration); those are matched against any configured App ID.
     public var appID: String
     /// The latest DeviceCheck device token the app sent with an attestation (opaque bytes, never
     /// logged), kept to update the phone's two bits later; empty when none.
