@@ -37,9 +37,11 @@ let package = Package(
         .target(name: "PlayIntegrity", dependencies: ["KeywardCrypto"]),
         .target(name: "Sessions", dependencies: ["KeywardCrypto", "KeywardSupport"]),
         .target(name: "ProviderRegistry", dependencies: ["TOMLDecoding", "HTTPFields"]),
+        // Exact sliding-window limits in constant time, decided in memory (docs/limits.md).
+        .target(name: "Limits", dependencies: ["KeywardSupport"]),
 
         // I/O modules.
-        .target(name: "Store", dependencies: ["CSQLite", "CPostgres"], resources: []),
+        .target(name: "Store", dependencies: ["CSQLite", "CPostgres", "Limits", "KeywardSupport"], resources: []),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CShims", "KeywardSupport", "HTTPFields"]),
         .target(name: "Upstream", dependencies: ["CCurl", "CShims", "KeywardSupport", "HTTPFields"]),
 
@@ -48,7 +50,7 @@ let package = Package(
             name: "Keyward",
             dependencies: [
                 "KeywardCrypto", "CBOR", "AppAttest", "PlayIntegrity", "Sessions",
-                "TOMLDecoding", "ProviderRegistry", "Store", "HTTPServer", "Upstream", "CShims",
+                "TOMLDecoding", "ProviderRegistry", "Limits", "Store", "HTTPServer", "Upstream", "CShims",
             ]
         ),
         // The production executable: the operator's commands. It links no simulator and no test
@@ -60,7 +62,7 @@ let package = Package(
         .target(name: "DeviceSimulator", dependencies: ["KeywardCrypto", "CBOR", "COpenSSL", "CShims"]),
         .target(name: "KeywardDemo", dependencies: ["Keyward", "DeviceSimulator"]),
         .executableTarget(name: "KeywardDemoMain", dependencies: ["KeywardDemo", "CShims"]),
-        .executableTarget(name: "KeywardBench", dependencies: ["Keyward", "KeywardDemo"]),
+        .executableTarget(name: "KeywardBench", dependencies: ["Keyward", "KeywardDemo", "Limits"]),
 
         // Deadline-bounded waits shared by the test targets.
         .target(name: "TestWaiting", path: "Tests/TestWaiting"),
@@ -71,10 +73,11 @@ let package = Package(
         .testTarget(name: "SessionsTests", dependencies: ["Sessions", "KeywardCrypto"]),
         .testTarget(name: "TOMLDecodingTests", dependencies: ["TOMLDecoding"]),
         .testTarget(name: "ProviderRegistryTests", dependencies: ["ProviderRegistry", "HTTPFields", "TOMLDecoding"]),
-        .testTarget(name: "StoreTests", dependencies: ["Store"]),
+        .testTarget(name: "LimitsTests", dependencies: ["Limits", "KeywardSupport"]),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "TestWaiting"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPFields", "TestWaiting"]),
         .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer", "KeywardSupport", "TestWaiting"]),
-        .testTarget(name: "KeywardTests", dependencies: ["Keyward", "KeywardDemo", "KeywardCLI", "DeviceSimulator", "TestWaiting"]),
+        .testTarget(name: "KeywardTests", dependencies: ["Keyward", "KeywardDemo", "KeywardCLI", "DeviceSimulator", "TestWaiting", "CSQLite"]),
     ],
     cxxLanguageStandard: .cxx17
 )

@@ -2,9 +2,12 @@
 # Proxy throughput, measured in one run with the same wrk settings:
 #   1. the local upstream directly (nginx answering a small JSON body),
 #   2. nginx proxy_pass with keep-alive to that upstream, injecting an Authorization header,
-#   3. Keyward (`keyward serve`, release build) with a valid session, injecting the key.
+#   3. Keyward (`keyward serve`, release build) with a valid session, injecting the key;
+#   4. the same Keyward on a provider with `rate_limit` (per minute and per day, high enough
+#      never to refuse) over 1,000 devices, one session each, rotated per request by
+#      bench/devices.lua.
 # Each target gets two unmeasured seconds of the same load first. Prints req/s, p50 and p99 for
-# each; the last line is `keyward/nginx req/s ratio: R`.
+# each, then `keyward/nginx req/s ratio: R`, and last `keyward-limited/nginx req/s ratio: R`.
 #
 # Usage: bench/proxy.sh [duration-seconds (default 10)] [connections (default 64)]
 # Everything listens on 127.0.0.1 and stops when the script ends.
@@ -92,6 +95,14 @@ allow_http_loopback = true
 secret = "BENCH_KEY"
 auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
 allow = [ { method = "GET", path = "/v1/*" } ]
+
+[benchlimited]
+base_url = "http://127.0.0.1:$upstream_port"
+allow_http_loopback = true
+secret = "BENCH_KEY"
+auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
+allow = [ { method = "GET", path = "/v1/*" } ]
+rate_limit = { per_minute = 1000000, per_day = 100000000 }
 CONF
 cat > "$work/keyward.toml" <<CONF
 providers_file = "$work/providers.toml"
@@ -108,6 +119,10 @@ CONF
 export BENCH_KEY="$bench_key" KEYWARD_SESSION_KEY_FILE="$work/session.pem"
 "$keyward" migrate --config "$work/keyward.toml" >/dev/null
 token=$("$keyward" sessions mint --config "$work/keyward.toml" --device bench-device --platform ios --register --ttl 3600 --token-only)
+# 1,000 devices for the rate-limited target (two mints at a time: about 12 s).
+seq 1 1000 | xargs -P 2 -I{} "$keyward" sessions mint --config "$work/keyward.toml" --device "bench-device-{}" \
+  --platform ios --register --ttl 3600 --token-only >"$work/tokens.txt"
+[ "$(grep -c . "$work/tokens.txt")" = 1000 ] || { echo "minting the 1,000 device sessions failed"; exit 1; }
 "$keyward" serve --config "$work/keyward.toml" 2>"$work/keyward.log" &
 pids+=($!)
 for _ in $(seq 1 100); do
@@ -116,18 +131,19 @@ for _ in $(seq 1 100); do
 done
 check=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $token" "http://127.0.0.1:$keyward_port/p/bench/v1/models")
 [ "$check" = "200" ] || { echo "keyward did not proxy (status $check):"; tail -5 "$work/keyward.log"; exit 1; }
+check=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(head -1 "$work/tokens.txt")" "http://127.0.0.1:$keyward_port/p/benchlimited/v1/models")
+[ "$check" = "200" ] || { echo "keyward did not proxy the limited provider (status $check):"; tail -5 "$work/keyward.log"; exit 1; }
 
-run() {  # name url [header]
-  local name="$1" url="$2" header="${3:-}"
+run() {  # name url header variable [wrk script]
+  local name="$1" url="$2" header="${3:-}" script="${5:-}"
   local out
+  local extra=()
+  [ -n "$header" ] && extra+=(-H "$header")
+  [ -n "$script" ] && extra+=(-s "$script")
   # Two unmeasured seconds first, the same for every target: keep-alive pools, caches and heaps
   # fill up before the figure is taken.
-  wrk -t"$threads" -c"$connections" -d2s ${header:+-H "$header"} "$url" >/dev/null
-  if [ -n "$header" ]; then
-    out=$(wrk -t"$threads" -c"$connections" -d"${duration}s" --latency -H "$header" "$url")
-  else
-    out=$(wrk -t"$threads" -c"$connections" -d"${duration}s" --latency "$url")
-  fi
+  wrk -t"$threads" -c"$connections" -d2s ${extra[@]+"${extra[@]}"} "$url" >/dev/null
+  out=$(wrk -t"$threads" -c"$connections" -d"${duration}s" --latency ${extra[@]+"${extra[@]}"} "$url")
   local rps p50 p99 errors
   rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
   p50=$(awk '$1=="50%" {print $2}' <<<"$out")
@@ -141,4 +157,8 @@ echo "wrk -t$threads -c$connections -d${duration}s, all on 127.0.0.1 ($(nproc) c
 run "upstream direct (nginx return 200)" "http://127.0.0.1:$upstream_port/v1/models" "" upstream
 run "nginx proxy_pass + key header" "http://127.0.0.1:$proxy_port/p/bench/v1/models" "" nginx
 run "keyward (session, key injected)" "http://127.0.0.1:$keyward_port/p/bench/v1/models" "Authorization: Bearer $token" keyward
+export KEYWARD_TOKENS="$work/tokens.txt" KEYWARD_PATH=/p/benchlimited/v1/models
+run "keyward, rate-limited, 1,000 devices" "http://127.0.0.1:$keyward_port" "" limited bench/devices.lua
 python3 -c "print('keyward/nginx req/s ratio: %.2f' % ($rps_keyward / $rps_nginx))"
+python3 -c "print('keyward-limited/keyward req/s ratio: %.2f' % ($rps_limited / $rps_keyward))"
+python3 -c "print('keyward-limited/nginx req/s ratio: %.2f' % ($rps_limited / $rps_nginx))"

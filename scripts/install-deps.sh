@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   pkg-config libssl-dev libcurl4-openssl-dev libsqlite3-dev libpq-dev
   libmicrohttpd-dev libtomlplusplus-dev
-  postgresql curl openssl
+  postgresql pgbouncer curl openssl
   python3-seccomp python3-yaml systemd nginx
 )
 missing=()

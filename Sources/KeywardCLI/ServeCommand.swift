@@ -38,6 +38,7 @@ enum ServeCommand {
             let budget = ConnectionBudget.raiseOpenFileLimit()
             logger.info("open_file_limit", budget.message)
             let store = try ServiceAssembly.waitForStore(configuration, logger: logger)
+            let asyncStore = try ServiceAssembly.asyncStore(store, configuration, nowMillis: time.nowMillis())
             // Proxied requests go through the shards' own clients (one per core, see Shard);
             // this one only carries the Android handshake's calls to Google.
             let upstream = UpstreamClient()
@@ -50,7 +51,8 @@ enum ServeCommand {
             settings.maxUpstreamConnections = connectionLimit
             let service = try KeywardService(
                 settings: settings, store: store, sessionKeys: keys, providers: providers,
-                upstream: upstream, time: time, logger: logger, metrics: Metrics(), android: android, deviceCheck: deviceCheck)
+                upstream: upstream, time: time, logger: logger, metrics: Metrics(), android: android,
+                asyncStore: asyncStore, deviceCheck: deviceCheck)
             let server = KeywardServer(
                 service: service,
                 publicListener: HTTPServerConfiguration(

@@ -77,8 +77,26 @@ public final class LocalDeployment: Sendable {
         try providersTOML.write(toFile: providersPath, atomically: true, encoding: .utf8)
 
         self.time = time
-        let store = wrapStore(try openStore(url: storeURL ?? "sqlite://\(directory)/keyward.db"))
+        let opened = try openStore(url: storeURL ?? "sqlite://\(directory)/keyward.db")
+        let store = wrapStore(opened)
         self.store = store
+        // As `serve` does: the backend's own admissions over the opened store; a wrapped store
+        // (a test double) keeps the wrapper's view by running everything through it.
+        let asyncStore: AsyncStore
+        if opened as AnyObject === store as AnyObject {
+            let limited: Result<AsyncStore, StoreError>
+            do { limited = .success(try AsyncStore(store: store, nowMillis: time.nowMillis())) } catch { limited = .failure(error) }
+            switch limited {
+            case .success(let ready): asyncStore = ready
+            case .failure(let error) where error.reason == "sqlite_limits_locked":
+                // A second deployment on one SQLite file (tests of several instances): `serve`
+                // refuses this; here both share the store's exact sliding log through the file.
+                asyncStore = AsyncStore(executorFor: store)
+            case .failure(let error): throw error
+            }
+        } else {
+            asyncStore = AsyncStore(executorFor: store)
+        }
         let nowSeconds = time.nowSeconds()
         anchor = try sharedAnchor ?? TestTrustAnchor.generate(validFrom: nowSeconds - 86_400, validUntil: nowSeconds + 365 * 86_400)
         let keys: SessionKeySet
@@ -102,7 +120,8 @@ public final class LocalDeployment: Sendable {
         self.upstream = upstream
         let service = try KeywardService(
             settings: serviceSettings, store: store, sessionKeys: keys, providers: table, upstream: upstream, time: time,
-            logger: Logger(sink: logSink, time: time), metrics: Metrics(), android: try android?(upstream), deviceCheck: deviceCheck, appleRoot: trustAppleRoot ? AppleAppAttestationRoot.certificate : anchor.root)
+            logger: Logger(sink: logSink, time: time), metrics: Metrics(), android: try android?(upstream), asyncStore: asyncStore,
+            deviceCheck: deviceCheck, appleRoot: trustAppleRoot ? AppleAppAttestationRoot.certificate : anchor.root)
         server = KeywardServer(
             service: service,
             publicListener: HTTPServerConfiguration(host: "127.0.0.1", port: 0),
@@ -148,6 +167,7 @@ public final class LocalDeployment: Sendable {
     /// Stops the listeners and the upstream client, and removes the folder.
     public func shutdown() {
         server.stop()
+        service.asyncStore.shutdown()
         upstream.shutdown()
         try? FileManager.default.removeItem(atPath: directory)
     }

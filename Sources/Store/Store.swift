@@ -15,7 +15,8 @@ public protocol Store: Sendable {
     /// idempotent. Throws `.schema` when the database was migrated by a newer Keyward.
     func migrate() throws(StoreError)
 
-    /// One round trip to the database, for `/readyz`.
+    /// Whether the database can take a write now (SQLite: its write lock can be taken;
+    /// PostgreSQL: one round trip), for `/readyz` and the start of `serve`.
     func ping() throws(StoreError)
 
     /// Stores a fresh challenge by its hash, valid while `now < expiresAt` (unix seconds).

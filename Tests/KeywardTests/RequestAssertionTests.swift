@@ -16,6 +16,9 @@ final class RequestAssertionTests: XCTestCase {
         env = try TestDeployment(extraProviders: { port in
             TestDeployment.loopbackProvider(
                 "signed", port: port, allow: [("POST", "/v1/chat/completions"), ("GET", "/v1/models")], extra: "require_assertion = true")
+                + TestDeployment.loopbackProvider(
+                    "signedlimited", port: port, allow: [("GET", "/v1/models")],
+                    extra: "require_assertion = true\nrate_limit = { per_minute = 5 }")
         }, time: clock)
     }
 
@@ -76,6 +79,22 @@ final class RequestAssertionTests: XCTestCase {
         }
         XCTAssertEqual(statuses.values.filter { $0 == 200 }.count, 1)
         XCTAssertEqual(statuses.values.filter { $0 == 401 }.count, 199)
+        XCTAssertEqual(env.provider.received.count, 1)
+    }
+
+    /// A copied session token with junk assertions must not spend the device's quota: the
+    /// assertion is verified before a rate unit is taken.
+    func testJunkAssertionsSpendNoRateUnits() throws {
+        let (device, token) = try env.session()
+        let stamp = String(clock.nowSeconds())
+        let junk = [env.bearer(token), ("X-Keyward-Timestamp", stamp), ("X-Keyward-Assertion", Base64.encode(Array(repeating: 7, count: 80)))]
+        for _ in 0..<6 {
+            let response = try env.client.call("GET", "/p/signedlimited/v1/models", headers: junk)
+            XCTAssertEqual(response.status, 401)
+            XCTAssertEqual(errorCode(response.body), "attestation_invalid")
+        }
+        let headers = try signedHeaders(device, token: token, method: "GET", path: "/p/signedlimited/v1/models", query: nil, body: [])
+        XCTAssertEqual(try env.client.call("GET", "/p/signedlimited/v1/models", headers: headers).status, 200)
         XCTAssertEqual(env.provider.received.count, 1)
     }
 

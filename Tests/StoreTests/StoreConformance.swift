@@ -294,9 +294,13 @@ enum StoreConformance {
         XCTAssertTrue(try store.consumeBudget(key: "b", day: now / 86_400 - 1, limit: 1))
 
         let counts = try store.purgeExpired(nowMillis: (now + 60) * 1000)
-        XCTAssertEqual(counts, PurgeCounts(challenges: 1, rateEvents: 1, budgets: 1))
+        XCTAssertEqual(counts.challenges, 1)
+        XCTAssertEqual(counts.budgets, 1)
         XCTAssertTrue(try store.spendChallenge(hash: hash(2), now: now + 60))
         XCTAssertFalse(try store.consumeBudget(key: "b", day: now / 86_400 - 1, limit: 1), "yesterday's budget is kept")
+        // Bucketed windows are purged by the database's clock; their counting is the admissions suite's.
+        guard harness.exactRateWindows else { return }
+        XCTAssertEqual(counts, PurgeCounts(challenges: 1, rateEvents: 1, budgets: 1))
         // One event left in the window: four more fit, not five.
         for _ in 0..<4 {
             XCTAssertEqual(try store.consumeRate(key: "k", limits: [.perMinute(5)], nowMillis: (now + 60) * 1000), .allowed)

@@ -12,6 +12,12 @@ public struct KeywardConfiguration: Sendable, Equatable {
     /// `sqlite:///absolute/path` (default `sqlite:///var/lib/keyward/keyward.sqlite`) or `postgres://…`
     /// without a password (libpq reads `PGPASSWORD` or `~/.pgpass`).
     public var storeURL = "sqlite:///var/lib/keyward/keyward.sqlite"
+    /// `[store] pool_size`: threads (each with its connection) running store operations at once
+    /// (1-64, default 4).
+    public var storePoolSize = 4
+    /// `[store] operation_timeout_ms`: the deadline of one store operation, after which the
+    /// request gets 503 `unavailable` with `Retry-After` (50-60000 ms, default 2000).
+    public var storeOperationTimeoutMillis = 2_000
     /// Session lifetime, seconds (60-86400, default 3600).
     public var sessionTTLSeconds = 3600
     /// The `iss` claim of sessions (default "keyward").

@@ -34,10 +34,14 @@ struct KeywardConfigurationFile: Decodable {
 
     struct Store: Decodable {
         var url: String?
+        var poolSize: Int?
+        var operationTimeoutMs: Int?
         var startAttempts: Int?
         var startRetrySeconds: Int?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case url
+            case poolSize = "pool_size"
+            case operationTimeoutMs = "operation_timeout_ms"
             case startAttempts = "start_attempts"
             case startRetrySeconds = "start_retry_seconds"
         }

@@ -14,6 +14,8 @@ struct KeywardConfigurationValidator {
     static let handshakeRateRange = 1...100_000
     static let handshakeBurstRange = 1...10_000
     static let decodeBudgetRange = 1...100_000
+    static let storePoolRange = 1...64
+    static let storeTimeoutRange = 50...60_000
     static let freshnessRange = 10...3_600
     static let credentialTTLRange = 1...365
     static let deviceCheckTimeoutRange = 100...10_000
@@ -75,6 +77,12 @@ struct KeywardConfigurationValidator {
 
         if let url = file.store?.url {
             if let problem = Self.storeURLProblem(url) { fail(problem, "store", "url") } else { configuration.storeURL = url }
+        }
+        if let size = checkRange(file.store?.poolSize, Self.storePoolRange, unit: "", "store", "pool_size") {
+            configuration.storePoolSize = size
+        }
+        if let timeout = checkRange(file.store?.operationTimeoutMs, Self.storeTimeoutRange, unit: " ms", "store", "operation_timeout_ms") {
+            configuration.storeOperationTimeoutMillis = timeout
         }
         if let attempts = checkRange(file.store?.startAttempts, Self.storeStartAttemptsRange, unit: "", "store", "start_attempts") {
             configuration.storeStartAttempts = attempts

@@ -1,4 +1,5 @@
 import HTTPServer
+import Store
 
 /// The handshake routes behind one gate (POST only, the per-client-IP token bucket): the
 /// challenge, the three handshakes and the Android refresh, each answering 501 when its platform
@@ -13,6 +14,8 @@ struct HandshakeRoutes: Sendable {
     let appKeyLimiter: ClientRateLimiter
     let time: any TimeSource
     let finisher: RequestFinisher
+    /// Runs the challenge and iOS handshakes (store calls, attestation checks) off the loop.
+    let store: AsyncStore
     /// Nil when iOS is not configured.
     let iosAttest: IOSAttestHandshake?
     let iosAssert: IOSAssertHandshake?
@@ -36,23 +39,35 @@ struct HandshakeRoutes: Sendable {
         try admit(head, record)
         switch route {
         case .challenge:
-            finisher.respondJSON(writer, record, status: 200, try challenges.issue(record: record))
+            let challenges = self.challenges
+            offLoop("challenge", writer: writer, record: record) { () throws(APIError) in try challenges.issue(record: record) }
         case .attestIOS:
             guard let iosAttest else { throw APIError(.notImplemented, reason: "ios_not_configured") }
             if let deviceCheckWork {
+                // DeviceCheck waits on Apple: the whole handshake (its store calls too) runs on the
+                // DeviceCheck executor's thread, off the loop and off the store executor's pool.
                 try runBlocking(iosAttest, on: deviceCheckWork, body: body, record: record, writer: writer)
             } else {
-                finisher.respondJSON(writer, record, status: 200, try iosAttest.run(body: body, record: record, challenges: challenges, grants: grants))
+                let (challenges, grants) = (self.challenges, self.grants)
+                offLoop("attest_ios", writer: writer, record: record) { () throws(APIError) in
+                    try iosAttest.run(body: body, record: record, challenges: challenges, grants: grants)
+                }
             }
         case .assertIOS:
             guard let iosAssert else { throw APIError(.notImplemented, reason: "ios_not_configured") }
-            finisher.respondJSON(writer, record, status: 200, try iosAssert.run(body: body, record: record, challenges: challenges, grants: grants))
+            let (challenges, grants) = (self.challenges, self.grants)
+            offLoop("assert_ios", writer: writer, record: record) { () throws(APIError) in
+                try iosAssert.run(body: body, record: record, challenges: challenges, grants: grants)
+            }
         case .attestAndroid:
             guard let android, let blockingWork else { throw APIError(.notImplemented, reason: "android_not_configured") }
             try runBlocking(android, on: blockingWork, body: body, record: record, writer: writer)
         case .refresh:
             guard let refresh else { throw APIError(.notImplemented, reason: "android_not_configured") }
-            finisher.respondJSON(writer, record, status: 200, try refresh.run(body: body, record: record, grants: grants))
+            let grants = self.grants
+            offLoop("refresh", writer: writer, record: record) { () throws(APIError) in
+                try refresh.run(body: body, record: record, grants: grants)
+            }
         default:
             throw APIError(.notFound, reason: "route_unknown")
         }
@@ -91,6 +106,23 @@ struct HandshakeRoutes: Sendable {
         }
         record.update { $0.app = app }
         return app
+    }
+
+    /// Runs a handshake's store calls and checks on the store executor and answers with its JSON
+    /// or its error; past the store deadline (or with the queue full), 503 with `Retry-After`.
+    private func offLoop(
+        _ operation: String, writer: ResponseWriter, record: RequestRecord, _ work: @escaping @Sendable () throws(APIError) -> String
+    ) {
+        let finisher = self.finisher
+        store.run(operation, { _ in
+            do throws(APIError) { return Result<String, APIError>.success(try work()) } catch { return .failure(error) }
+        }) { result in
+            switch result {
+            case .success(.success(let json)): finisher.respondJSON(writer, record, status: 200, json)
+            case .success(.failure(let error)): finisher.respondError(writer, record, error)
+            case .failure(let error): finisher.respondError(writer, record, StoreFailure.apiError(operation, error, record: record))
+            }
+        }
     }
 
     /// Runs a handshake that may block (standard mode calls Google) on `executor`; the connection

@@ -4,8 +4,10 @@ import ProviderRegistry
 import Sessions
 import Store
 
-/// The authorize phase: canonical path, allowlist, body rule, the provider's per-device rate
-/// limits and, where the provider requires it, a fresh App Attest assertion over this very request.
+/// The authorize phase: canonical path, allowlist and body rule (no store); then, on the store
+/// executor where the provider requires it, a fresh App Attest assertion over this very request;
+/// the per-device rate windows come last (``rateWindows(for:)``), so that only a request that
+/// passed every other check spends a unit.
 struct ProxyAuthorizer: Sendable {
     let store: any Store
     let time: any TimeSource
@@ -17,9 +19,7 @@ struct ProxyAuthorizer: Sendable {
     let deviceCheck: DeviceCheckMarker?
 
     /// - Returns: the canonical path segments (decoded) that matched the allowlist.
-    /// - Throws: `bad_request` (path not canonical, GET/HEAD with a body), `forbidden` (not
-    ///   allowlisted, assertion required of an Android session), `rate_limited`,
-    ///   `attestation_invalid`, `unavailable`.
+    /// - Throws: `bad_request` (path not canonical, GET/HEAD with a body), `forbidden` (not allowlisted).
     func authorize(
         _ head: HTTPRequestHead, body: [UInt8], route: ProxyRoute, claims: SessionClaims, record: RequestRecord
     ) throws(APIError) -> [String] {
@@ -35,41 +35,31 @@ struct ProxyAuthorizer: Sendable {
         guard route.provider.allows(method: head.method, segments: segments) else {
             throw APIError(.forbidden, reason: "not_allowlisted")
         }
-        try limitRate(provider: route.provider, deviceID: claims.sub, record: record)
-        if route.provider.requireAssertion {
-            try checkRequestAssertion(head, body: body, claims: claims, record: record)
-        }
         return segments
     }
 
-    /// The provider's per-device limits, exact over trailing windows, kept in the store so the
-    /// daily one survives restarts and is shared by every instance.
-    private func limitRate(provider: Provider, deviceID: String, record: RequestRecord) throws(APIError) {
+    /// The provider's per-device windows (`per_minute`, `per_day`); empty without `rate_limit`.
+    func rateWindows(for provider: Provider) -> [RateWindow] {
         var windows: [RateWindow] = []
         if let perMinute = provider.rateLimit.perMinute { windows.append(RateWindow(limit: perMinute, durationMillis: 60_000)) }
         if let perDay = provider.rateLimit.perDay { windows.append(RateWindow(limit: perDay, durationMillis: 86_400_000)) }
-        guard !windows.isEmpty else { return }
-        let decision: RateDecision
-        do {
-            decision = try store.consumeRate(key: "\(provider.name)|\(deviceID)", limits: windows, nowMillis: time.nowMillis())
-        } catch {
-            throw StoreFailure.apiError("rate_consume", error, record: record)
-        }
-        if case .limited(let retryAfter) = decision {
-            // The daily allowance is what refused when there is no per-minute window, or when the
-            // wait is longer than a minute window can ask.
-            if let deviceCheck, provider.rateLimit.perDay != nil, provider.rateLimit.perMinute == nil || retryAfter > 60 {
-                deviceCheck.allowanceExhausted(deviceID: deviceID)
-            }
-            record.note(.rateLimited(.provider))
-            throw .rateLimited(reason: "provider_rate_limited", retryAfterSeconds: retryAfter)
-        }
+        return windows
+    }
+
+    /// A refusal by the provider's windows: when it was the daily allowance (no per-minute window,
+    /// or a wait longer than a minute window can ask), DeviceCheck marks the device's phone. Never
+    /// blocks: the marker hands the work to its executor.
+    func rateRefused(_ provider: Provider, deviceID: String, retryAfterSeconds: Int) {
+        guard let deviceCheck, provider.rateLimit.perDay != nil, provider.rateLimit.perMinute == nil || retryAfterSeconds > 60 else { return }
+        deviceCheck.allowanceExhausted(deviceID: deviceID)
     }
 
     /// `X-Keyward-Assertion` (base64) over the clientData `METHOD \n path?query \n
     /// b64url(SHA256(body)) \n timestamp`, the timestamp within ±`timestampSkewSeconds` of now,
-    /// the counter moved by compare-and-set.
-    private func checkRequestAssertion(
+    /// the counter moved by compare-and-set. Blocking (store reads and writes): call it on the
+    /// store executor.
+    /// - Throws: `forbidden` (Android session, iOS not configured), `attestation_invalid`, `unavailable`.
+    func checkRequestAssertion(
         _ head: HTTPRequestHead, body: [UInt8], claims: SessionClaims, record: RequestRecord
     ) throws(APIError) {
         guard SessionPlatform(rawValue: claims.plat) == .ios else { throw APIError(.forbidden, reason: "assertion_requires_ios") }

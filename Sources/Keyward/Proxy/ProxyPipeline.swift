@@ -1,5 +1,6 @@
 import HTTPServer
 import ProviderRegistry
+import Store
 import Upstream
 
 /// `ANY /p/<provider>/<path>`: the life of a proxied request, one phase after another. Each phase
@@ -9,17 +10,22 @@ import Upstream
 /// | phase | unit | job |
 /// |---|---|---|
 /// | route | ``ProxyRoute`` | the provider the path names, from the registry in force |
-/// | authenticate | ``SessionAuthenticator`` | the bearer session, its device not revoked |
-/// | authorize | ``ProxyAuthorizer`` | canonical path, allowlist, body rule, rate limits, assertion |
+/// | authenticate | ``SessionAuthenticator`` | the bearer session; its device not revoked (store executor unless cached) |
+/// | authorize | ``ProxyAuthorizer`` | canonical path, allowlist, body rule; the assertion (store executor) |
+/// | limit | ``limitRate(_:deviceID:writer:record:then:)`` | the per-device windows, durable before the request goes on |
 /// | rewrite request | ``rewriteRequest(_:body:route:segments:record:)`` | the provider's URL, headers less the client's credentials, the key |
 /// | upstream | `UpstreamClient.start` | a slot of the provider's `max_upstream_connections`, then the transfer, on this loop's libcurl multi handle |
 /// | rewrite response head | ``ProxyResponseHead`` | the upstream's head less cookies, hop-by-hop fields and key echoes |
 /// | relay body | ``ProxyExchange`` | the body to the client as it arrives, with back-pressure both ways |
 /// | finish | ``RequestFinisher/finish(_:status:)`` | the access-log line and the metrics, once |
+///
+/// No phase waits on the store on the loop: store reads and writes run on the store executor and
+/// the request goes on from its answer (the connection stays suspended meanwhile).
 final class ProxyPipeline: Sendable {
     let providers: ProviderTable
     let authenticator: SessionAuthenticator
     let authorizer: ProxyAuthorizer
+    let asyncStore: AsyncStore
     let finisher: RequestFinisher
     let lifecycle: Lifecycle
     let time: any TimeSource
@@ -30,8 +36,10 @@ final class ProxyPipeline: Sendable {
 
     init(
         providers: ProviderTable, authenticator: SessionAuthenticator, authorizer: ProxyAuthorizer,
-        finisher: RequestFinisher, lifecycle: Lifecycle, time: any TimeSource, defaultMaxUpstreamConnections: Int = 4096
+        asyncStore: AsyncStore, finisher: RequestFinisher, lifecycle: Lifecycle, time: any TimeSource,
+        defaultMaxUpstreamConnections: Int = 4096
     ) {
+        self.asyncStore = asyncStore
         self.defaultMaxUpstreamConnections = defaultMaxUpstreamConnections
         self.providers = providers
         self.authenticator = authenticator
@@ -49,17 +57,73 @@ final class ProxyPipeline: Sendable {
             let claims = try authenticator.authenticate(head, record: record)
             let segments = try authorizer.authorize(head, body: body, route: route, claims: claims, record: record)
             let (request, responseHead) = try rewriteRequest(head, body: body, route: route, segments: segments, record: record)
+            let (finisher, lifecycle, time, slots) = (self.finisher, self.lifecycle, self.time, self.slots)
             let provider = route.provider
-            guard let slot = slots.take(provider.name, limit: provider.maxUpstreamConnections ?? defaultMaxUpstreamConnections) else {
-                record.note(.rateLimited(.upstreamConnections))
-                throw .unavailable(reason: "upstream_connections_full")
+            let slotLimit = provider.maxUpstreamConnections ?? defaultMaxUpstreamConnections
+            // Whichever thread learns the admission is durable only hands the request to the loop's
+            // client. The connection slot is taken then, so a request waiting on the store holds none.
+            let forward: @Sendable () -> Void = {
+                guard let slot = slots.take(provider.name, limit: slotLimit) else {
+                    record.note(.rateLimited(.upstreamConnections))
+                    finisher.respondError(writer, record, .unavailable(reason: "upstream_connections_full"))
+                    return
+                }
+                let exchange = ProxyExchange(
+                    writer: writer, record: record, method: head.method, responseHead: responseHead, finisher: finisher,
+                    lifecycle: lifecycle, time: time, slot: slot)
+                exchange.begin(upstream.start(request, handler: exchange))
             }
-            let exchange = ProxyExchange(
-                writer: writer, record: record, method: head.method, responseHead: responseHead, finisher: finisher,
-                lifecycle: lifecycle, time: time, slot: slot)
-            exchange.begin(upstream.start(request, handler: exchange))
+            let limitThenForward: @Sendable () -> Void = {
+                self.limitRate(provider, deviceID: claims.sub, writer: writer, record: record, then: forward)
+            }
+            let needsDevice = authenticator.needsDeviceCheck(claims)
+            guard needsDevice || provider.requireAssertion else { return limitThenForward() }
+            let (authenticator, authorizer) = (self.authenticator, self.authorizer)
+            asyncStore.run(provider.requireAssertion ? "request_assertion" : "device_read", { _ in
+                do throws(APIError) {
+                    if needsDevice { try authenticator.confirmDevice(claims, record: record) }
+                    // Verified before a rate unit is spent: a request failing any check must not
+                    // spend one, or junk assertions on a copied token could lock its device out.
+                    if provider.requireAssertion {
+                        try authorizer.checkRequestAssertion(head, body: body, claims: claims, record: record)
+                    }
+                    return Result<Void, APIError>.success(())
+                } catch {
+                    return .failure(error)
+                }
+            }) { result in
+                switch result {
+                case .success(.success): limitThenForward()
+                case .success(.failure(let error)): finisher.respondError(writer, record, error)
+                case .failure(let error): finisher.respondError(writer, record, StoreFailure.apiError("device_read", error, record: record))
+                }
+            }
         } catch {
             finisher.respondError(writer, record, error)
+        }
+    }
+
+    /// The limit phase: the provider's per-device windows, exact over trailing windows
+    /// (`docs/limits.md`), decided without blocking. `then` runs once the admission is durable, on
+    /// whichever thread made it so; a refusal answers 429 with `Retry-After`, a store failure or
+    /// the store deadline 503.
+    func limitRate(
+        _ provider: Provider, deviceID: String, writer: ResponseWriter, record: RequestRecord, then: @escaping @Sendable () -> Void
+    ) {
+        let windows = authorizer.rateWindows(for: provider)
+        guard !windows.isEmpty else { return then() }
+        let (finisher, authorizer) = (self.finisher, self.authorizer)
+        asyncStore.admit(key: "\(provider.name)|\(deviceID)", limits: windows, nowMillis: time.nowMillis()) { result in
+            switch result {
+            case .success(.allowed):
+                then()
+            case .success(.limited(let retryAfter)):
+                authorizer.rateRefused(provider, deviceID: deviceID, retryAfterSeconds: retryAfter)
+                record.note(.rateLimited(.provider))
+                finisher.respondError(writer, record, .rateLimited(reason: "provider_rate_limited", retryAfterSeconds: retryAfter))
+            case .failure(let error):
+                finisher.respondError(writer, record, StoreFailure.apiError("rate_consume", error, record: record))
+            }
         }
     }
 

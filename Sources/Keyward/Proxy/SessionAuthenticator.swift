@@ -2,8 +2,10 @@ import HTTPServer
 import Sessions
 import Store
 
-/// The authenticate phase: the session of `Authorization: Bearer <token>` (RFC 6750 §2.1), its
-/// device registered and not revoked.
+/// The authenticate phase: the session of `Authorization: Bearer <token>` (RFC 6750 §2.1), checked
+/// without the store, and its device registered and not revoked: remembered for
+/// `revocationCheckSeconds`, else read from the store by ``confirmDevice(_:record:)`` on the store
+/// executor.
 struct SessionAuthenticator: Sendable {
     /// The verifier in force (swapped on SIGHUP).
     let keys: SessionKeysInForce
@@ -13,8 +15,7 @@ struct SessionAuthenticator: Sendable {
     let time: any TimeSource
 
     /// - Returns: the session's verified claims.
-    /// - Throws: `session_invalid` (missing, malformed, expired, wrong key, device unknown or
-    ///   revoked); `unavailable` when the store cannot answer.
+    /// - Throws: `session_invalid` (missing, malformed, expired, wrong key).
     func authenticate(_ head: HTTPRequestHead, record: RequestRecord) throws(APIError) -> SessionClaims {
         // Exactly one Authorization field: with two, which one a later hop reads is anyone's guess.
         // (The scheme is letters only: OR-ing 0x20 lowercases A–Z and maps nothing else onto a–z.)
@@ -33,16 +34,23 @@ struct SessionAuthenticator: Sendable {
             $0.deviceID = claims.sub
             $0.platform = SessionPlatform(rawValue: claims.plat)
         }
-        let now = time.nowMillis()
-        if !deviceStatus.isFresh(claims.sub, nowMillis: now) {
-            let device: DeviceRecord?
-            do { device = try store.device(id: claims.sub) } catch { throw StoreFailure.apiError("device_read", error, record: record) }
-            guard let device, !device.revoked else {
-                deviceStatus.forget(claims.sub)
-                throw APIError(.sessionInvalid, reason: device == nil ? "device_unknown" : "device_revoked")
-            }
-            deviceStatus.confirm(claims.sub, nowMillis: now)
-        }
         return claims
+    }
+
+    /// Whether the device's status must be read from the store before the request goes on.
+    func needsDeviceCheck(_ claims: SessionClaims) -> Bool { !deviceStatus.isFresh(claims.sub, nowMillis: time.nowMillis()) }
+
+    /// Reads the session's device from the store (blocking: call it on the store executor) and
+    /// remembers it as active.
+    /// - Throws: `session_invalid` (`device_unknown`, `device_revoked`); `unavailable` when the
+    ///   store cannot answer.
+    func confirmDevice(_ claims: SessionClaims, record: RequestRecord) throws(APIError) {
+        let device: DeviceRecord?
+        do { device = try store.device(id: claims.sub) } catch { throw StoreFailure.apiError("device_read", error, record: record) }
+        guard let device, !device.revoked else {
+            deviceStatus.forget(claims.sub)
+            throw APIError(.sessionInvalid, reason: device == nil ? "device_unknown" : "device_revoked")
+        }
+        deviceStatus.confirm(claims.sub, nowMillis: time.nowMillis())
     }
 }

@@ -1,21 +1,25 @@
 import HTTPServer
+import Store
 
 /// The admin listener (127.0.0.1:9090 by default): `/metrics` (Prometheus text format 0.0.4),
 /// `/healthz`, `/readyz`. Kept off the public listener so metrics never face the internet.
 public struct AdminRoutes: Sendable {
     let metrics: Metrics
     let lifecycle: Lifecycle
+    /// The store executor, whose figures `/metrics` adds.
+    let store: AsyncStore
 
     /// Routes for `service`: its metrics and its store's readiness.
     public init(service: KeywardService) {
         metrics = service.metrics
         lifecycle = service.lifecycle
+        store = service.asyncStore
     }
 
     /// Answers one admin request: `GET`/`HEAD` only (else 405 with `Allow`, RFC 9110 §15.5.6);
     /// `/metrics` 200 text; `/healthz` 200 `{"status":"ok"}` while the process runs; `/readyz`
-    /// 200 `{"status":"ready"}`, or 503 `unavailable` with `Retry-After` when the store does not
-    /// answer; anything else 404. The body is ignored (the admin listener accepts none).
+    /// 200 `{"status":"ready"}`, or 503 `unavailable` with `Retry-After` when the store cannot take
+    /// a write within the operation deadline (answered from the store executor); anything else 404. The body is ignored (the admin listener accepts none).
     public func handle(_ head: HTTPRequestHead, body: [UInt8], writer: ResponseWriter) {
         guard head.method == "GET" || head.method == "HEAD" else {
             writer.respond(status: 405, headers: [("Allow", "GET, HEAD"), ("Content-Type", "application/json")],
@@ -26,15 +30,16 @@ public struct AdminRoutes: Sendable {
         case "/metrics":
             writer.respond(
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
-                body: Array(metrics.render().utf8))
+                body: Array((metrics.render() + store.renderMetrics()).utf8))
         case "/healthz":
             writer.respond(status: 200, headers: [("Content-Type", "application/json")], body: Array("{\"status\":\"ok\"}".utf8))
         case "/readyz":
-            do throws(APIError) {
-                try lifecycle.checkReady(record: nil)
-                writer.respond(status: 200, headers: [("Content-Type", "application/json")], body: Array("{\"status\":\"ready\"}".utf8))
-            } catch {
-                writer.respond(status: error.code.status, headers: [("Content-Type", "application/json")] + error.headers, body: error.code.body)
+            lifecycle.checkReady(record: nil) { failure in
+                if let error = failure {
+                    writer.respond(status: error.code.status, headers: [("Content-Type", "application/json")] + error.headers, body: error.code.body)
+                } else {
+                    writer.respond(status: 200, headers: [("Content-Type", "application/json")], body: Array("{\"status\":\"ready\"}".utf8))
+                }
             }
         default:
             writer.respond(status: 404, headers: [("Content-Type", "application/json")], body: APIErrorCode.notFound.body)

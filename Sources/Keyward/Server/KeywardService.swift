@@ -33,6 +33,8 @@ public final class KeywardService: Sendable {
     let proxy: ProxyPipeline
     /// The session keys in force, shared by the handshakes and the proxy (`replaceSessionKeys`).
     let sessionKeysInForce: SessionKeysInForce
+    /// The store as requests reach it: every operation off the event loops, each with a deadline.
+    public let asyncStore: AsyncStore
 
     /// Builds the service and its units.
     /// - Parameters:
@@ -41,6 +43,8 @@ public final class KeywardService: Sendable {
     ///   - appleRoot: the App Attest trust anchor. Production code never passes it (Apple's pinned
     ///     root is the default); only tests and the demo hand in a test anchor.
     ///   - android: the Play Integrity handshake, nil when Android is not configured (501).
+    ///   - asyncStore: how requests reach `store` (`ServiceAssembly.asyncStore`); nil: an executor
+    ///     with the default `[store]` settings running the store's own calls, rate limits included.
     ///   - deviceCheck: Apple's DeviceCheck client, nil when `[apple.devicecheck]` is off (the
     ///     check then abstains).
     /// - Throws: `SessionError` when the session TTL is outside 60–86400 s.
@@ -54,16 +58,19 @@ public final class KeywardService: Sendable {
         logger: Logger,
         metrics: Metrics,
         android: AndroidHandshake? = nil,
+        asyncStore: AsyncStore? = nil,
         deviceCheck: DeviceCheckClient? = nil,
         appleRoot: X509Certificate = AppleAppAttestationRoot.certificate
     ) throws(SessionError) {
+        let asyncStore = asyncStore ?? AsyncStore(executorFor: store)
+        self.asyncStore = asyncStore
         self.settings = settings
         self.logger = logger
         self.metrics = metrics
         self.providers = providers
         self.upstream = upstream
         finisher = RequestFinisher(logger: logger, metrics: metrics, time: time)
-        lifecycle = Lifecycle(store: store, time: time, logger: logger, metrics: metrics)
+        lifecycle = Lifecycle(store: store, asyncStore: asyncStore, time: time, logger: logger, metrics: metrics)
         let challenges = Challenges(
             store: store, time: time, length: settings.challengeLength, ttlSeconds: settings.challengeTTLSeconds)
         let keysInForce = try SessionKeysInForce(sessionKeys, issuer: settings.issuer, ttlSeconds: settings.sessionTTLSeconds)
@@ -100,7 +107,7 @@ public final class KeywardService: Sendable {
             clientLimiter: ClientRateLimiter(ratePerSecond: settings.handshakeRatePerSecond, burst: settings.handshakeBurst),
             appKeys: settings.appKeys,
             appKeyLimiter: ClientRateLimiter(ratePerSecond: settings.appKeyRatePerSecond, burst: settings.appKeyBurst),
-            time: time, finisher: finisher, iosAttest: iosAttest, iosAssert: iosAssert,
+            time: time, finisher: finisher, store: asyncStore, iosAttest: iosAttest, iosAssert: iosAssert,
             android: android.flatMap { android in
                 credentials.map { AndroidAttestHandshake(attestation: android.attestation, store: store, time: time, credentials: $0) }
             },
@@ -118,7 +125,7 @@ public final class KeywardService: Sendable {
             authorizer: ProxyAuthorizer(
                 store: store, time: time, assertions: assertions, timestampSkewSeconds: settings.assertionTimestampSkewSeconds,
                 deviceCheck: deviceCheckMarker),
-            finisher: finisher, lifecycle: lifecycle, time: time,
+            asyncStore: asyncStore, finisher: finisher, lifecycle: lifecycle, time: time,
             defaultMaxUpstreamConnections: settings.maxUpstreamConnections)
     }
 
@@ -158,8 +165,12 @@ public final class KeywardService: Sendable {
                 finisher.respondJSON(writer, record, status: 200, "{\"status\":\"ok\"}")
             case .readyz:
                 try requireMethod(head, "GET", "HEAD")
-                try lifecycle.checkReady(record: record)
-                finisher.respondJSON(writer, record, status: 200, "{\"status\":\"ready\"}")
+                let finisher = self.finisher
+                lifecycle.checkReady(record: record) { failure in
+                    if let failure { finisher.respondError(writer, record, failure) } else {
+                        finisher.respondJSON(writer, record, status: 200, "{\"status\":\"ready\"}")
+                    }
+                }
             case .unknown, .refused, .proxy:
                 throw APIError(.notFound, reason: "route_unknown")
             }

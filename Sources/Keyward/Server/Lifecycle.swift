@@ -4,6 +4,8 @@ import Synchronization
 /// Readiness, the graceful stop's two moments, and the store's purge.
 final class Lifecycle: Sendable {
     let store: any Store
+    /// Readiness asks the store through the executor: a stuck store answers at the deadline.
+    let asyncStore: AsyncStore
     let time: any TimeSource
     let logger: Logger
     let metrics: Metrics
@@ -13,8 +15,9 @@ final class Lifecycle: Sendable {
     /// logged as cut by the stop, not as the client's doing.
     private let cutting = Atomic<Bool>(false)
 
-    init(store: any Store, time: any TimeSource, logger: Logger, metrics: Metrics) {
+    init(store: any Store, asyncStore: AsyncStore, time: any TimeSource, logger: Logger, metrics: Metrics) {
         self.store = store
+        self.asyncStore = asyncStore
         self.time = time
         self.logger = logger
         self.metrics = metrics
@@ -29,15 +32,18 @@ final class Lifecycle: Sendable {
     /// True once ``beginCutting()`` ran.
     var isCutting: Bool { cutting.load(ordering: .relaxed) }
 
-    /// `/readyz` (public and admin): not draining, and the store answers.
+    /// `/readyz` (public and admin): not draining, and the store takes a write (`Store.ping`)
+    /// within the operation deadline, asked off the loop. `completion` gets nil when ready, else
+    /// `unavailable` `draining` or `store_unreachable`.
     /// - Parameter record: the public route's request, which counts the store error when it
     ///   finishes; nil on the admin listener, which counts it here.
-    /// - Throws: `unavailable` `draining` or `store_unreachable`.
-    func checkReady(record: RequestRecord?) throws(APIError) {
-        if draining.load(ordering: .relaxed) { throw .unavailable(reason: "draining") }
-        do { try store.ping() } catch {
+    func checkReady(record: RequestRecord?, completion: @escaping @Sendable (APIError?) -> Void) {
+        if draining.load(ordering: .relaxed) { return completion(.unavailable(reason: "draining")) }
+        let metrics = self.metrics
+        asyncStore.run("ping", { store throws(StoreError) in try store.ping() }) { result in
+            guard case .failure = result else { return completion(nil) }
             if let record { record.note(.storeError(operation: "ping")) } else { metrics.count(.storeError(operation: "ping")) }
-            throw .unavailable(reason: "store_unreachable")
+            completion(.unavailable(reason: "store_unreachable"))
         }
     }
 
@@ -45,6 +51,7 @@ final class Lifecycle: Sendable {
     func purgeExpired() {
         do {
             let counts = try store.purgeExpired(nowMillis: time.nowMillis())
+            asyncStore.purgeIdleWindows(nowMillis: time.nowMillis())
             if counts.challenges + counts.rateEvents + counts.budgets > 0 {
                 var line = logger.line("store_purged")
                 line.add("challenges", counts.challenges)

@@ -124,7 +124,24 @@ public enum ServiceAssembly {
         do {
             let store = try openStore(url: configuration.storeURL)
             try store.migrate()
+            // Refuse to start on a store that cannot take a write (a read-only file, a standby).
+            try store.ping()
             return store
+        } catch {
+            throw Problem("store \(redacted(configuration.storeURL)): \(error)")
+        }
+    }
+
+    /// The store as `serve`'s requests reach it: `[store]`'s pool and deadline; for SQLite the
+    /// in-memory limits rebuilt from the persisted admissions, holding the database's limits lock.
+    /// - Throws: `Problem` naming the store URL (redacted), e.g. when another `serve` already
+    ///   decides rate limits on the same SQLite file.
+    public static func asyncStore(_ store: any Store, _ configuration: KeywardConfiguration, nowMillis: Int64) throws(Problem) -> AsyncStore {
+        var settings = AsyncStore.Configuration()
+        settings.poolSize = configuration.storePoolSize
+        settings.operationTimeoutMillis = configuration.storeOperationTimeoutMillis
+        do {
+            return try AsyncStore(store: store, configuration: settings, nowMillis: nowMillis)
         } catch {
             throw Problem("store \(redacted(configuration.storeURL)): \(error)")
         }

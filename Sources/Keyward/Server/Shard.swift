@@ -15,15 +15,18 @@ import Upstream
 /// | thread | made by | count | runs |
 /// |---|---|---|---|
 /// | main | the process | 1 | start-up, then blocks reading the signal pipe (`KeywardServer.runUntilTerminated`): SIGHUP reloads providers, SIGTERM/SIGINT drain |
-/// | `kw-upstream` (shard) | ``Shard`` | one per core, at most 16 | the public listener and proxied transfers, as above; store calls of the request's phases |
+/// | `kw-upstream` (shard) | ``Shard`` | one per core, at most 16 | the public listener and proxied transfers, as above; in-memory rate decisions (no I/O) |
 /// | `kw-upstream` (Google) | `serve` | 1 | the Android handshake's calls to Google (OAuth token, `decodeIntegrityToken`) |
 /// | `kw-android-N` | ``BlockingExecutor`` | 0–8, on demand | standard-mode Android handshakes, which wait on Google; up to 256 more queue, then 503 |
+/// | `kw-store-N` | `AsyncStore` | `[store] pool_size` (4) | every store call a request needs (device reads, challenges, iOS handshakes, assertions, readiness); up to 1,024 more queue, then 503 |
+/// | `kw-store-deadlines` | `AsyncStore` | 1 | answers store operations not done within `[store] operation_timeout_ms` with 503 |
+/// | `kw-admissions`, `kw-checkpoint` | `AsyncStore` (SQLite) | 1 each | group commit of rate admissions (a request goes upstream once its admission committed); passive WAL checkpoints |
 /// | libcurl resolver | libcurl (its threaded resolver, as Debian builds it) | one per DNS lookup, short-lived | `getaddrinfo` for an upstream host not in libcurl's DNS cache, so a slow DNS never blocks a loop |
 /// | libmicrohttpd workers | the admin `HTTPServer` | one per core | `/metrics`, `/healthz`, `/readyz` on the admin listener |
 /// | Dispatch workers | `DispatchSourceTimer`s, `RepeatingTimer` | as Dispatch sees fit | each server's departure check (every 250 ms: clients gone from suspended connections), the purge timer (every 60 s: `Lifecycle.purgeExpired`), the log flush (every 100 ms: `BufferedLogSink`) |
 ///
-/// Rules: nothing that waits runs on a shard thread except what the table says (the store calls,
-/// which an asynchronous store will take off it); work that blocks goes to the ``BlockingExecutor``.
+/// Rules: nothing that waits runs on a shard thread; store calls go to the store executor
+/// (`AsyncStore`), other work that blocks to the ``BlockingExecutor``.
 /// Another thread that has something for a shard (a late answer, a resumed stream) wakes its loop
 /// through the server's `ExternalLoop.wake`, never by touching the loop's state.
 final class Shard: Sendable {

@@ -16,17 +16,18 @@ final class ConnectionPool<Connection: AnyObject>: @unchecked Sendable {
     private let capacity: Int
     private let waitSeconds: Double
     private let connect: () throws(StoreError) -> Connection
-    private let isReusable: (Connection) -> Bool
+    private let isReusable: (Connection, StoreError) -> Bool
 
     /// - Parameters:
     ///   - capacity: most connections open at once (≥ 1).
     ///   - waitSeconds: how long a caller waits for a free connection before `pool_timeout`.
     ///   - connect: opens one connection (called without the pool's lock held).
-    ///   - isReusable: after a failed closure, whether the connection may go back to the pool.
+    ///   - isReusable: after a closure failed with the error, whether the connection may go back
+    ///     to the pool (else it is closed and the next caller gets a fresh one).
     init(
         capacity: Int, waitSeconds: Double,
         connect: @escaping () throws(StoreError) -> Connection,
-        isReusable: @escaping (Connection) -> Bool = { _ in true }
+        isReusable: @escaping (Connection, StoreError) -> Bool = { _, _ in true }
     ) {
         self.capacity = max(1, capacity)
         self.waitSeconds = waitSeconds
@@ -41,7 +42,7 @@ final class ConnectionPool<Connection: AnyObject>: @unchecked Sendable {
         do {
             result = try body(connection)
         } catch {
-            checkin(connection, reusable: isReusable(connection))
+            checkin(connection, reusable: isReusable(connection, error))
             throw error
         }
         checkin(connection, reusable: true)

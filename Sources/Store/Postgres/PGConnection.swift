@@ -2,24 +2,56 @@ import Foundation
 import CPostgres
 
 /// One libpq connection, used by one thread at a time (libpq connections are not thread-safe; the
-/// pool guarantees exclusivity), with its prepared statements named by the order they were first
-/// used. Every parameter and result travels in binary format.
+/// pool guarantees exclusivity). Every statement is sent unnamed with its parameters
+/// (`PQexecParams`): nothing prepared outlives the statement, so the connection works through a
+/// transaction-pooling PgBouncer, where the next statement may run on another server connection.
+/// Every parameter and result travels in binary format.
 final class PGConnection {
+    /// Server-side limits set on every connection at start-up, milliseconds (0 = none).
+    struct Timeouts: Sendable, Equatable {
+        /// A statement running longer fails (`statement_timeout`).
+        var statementMillis = 15_000
+        /// A statement waiting longer for a lock fails (`lock_timeout`): no decision queues behind
+        /// a stuck holder.
+        var lockMillis = 1_000
+        /// A session idle inside a transaction longer is ended by the server, releasing its locks
+        /// (`idle_in_transaction_session_timeout`): a paused or partitioned instance cannot hold
+        /// others up.
+        var idleInTransactionMillis = 5_000
+        /// TCP keepalive idle time before probing a silent server, seconds (libpq `keepalives_idle`;
+        /// probes every 5 s, 3 misses end the connection).
+        var keepaliveIdleSeconds = 10
+    }
+
     let handle: OpaquePointer
-    private var prepared: [String: String] = [:]
 
     /// Connects with `url` (a libpq URI or key=value string). A connect timeout placed before the URL
-    /// applies unless the URL sets `connect_timeout` (libpq's default is to wait forever). The
-    /// statement timeout, a backstop against a stuck lock, is a plain `SET` after connecting rather
-    /// than the `options` startup parameter, which PgBouncer refuses.
+    /// applies unless the URL sets `connect_timeout` (libpq's default is to wait forever).
+    ///
+    /// The server-side timeouts travel in the start-up packet (libpq's `options`, `-c name=value`),
+    /// so they hold from the connection's first statement without a session `SET`; TCP keepalives
+    /// are libpq's own. Settings in the URL override both. A PgBouncer in front refuses an
+    /// `options` start-up parameter unless told to ignore it (`ignore_startup_parameters = options`);
+    /// the server connections behind it then take the timeouts from the role (`ALTER ROLE … SET`),
+    /// and the rate decision sets its own lock timeout for its transaction alone.
     /// - Throws: `.unavailable` `pg_connect`, with libpq's first line of explanation; the password is
     ///   never part of it (redacted should libpq quote the URI).
-    init(url: String, connectTimeoutSeconds: Int, statementTimeoutMillis: Int? = nil) throws(StoreError) {
-        let pairs = [
+    init(url: String, connectTimeoutSeconds: Int, timeouts: Timeouts? = Timeouts()) throws(StoreError) {
+        var pairs = [
             ("connect_timeout", String(connectTimeoutSeconds)),
             ("application_name", "keyward"),
-            ("dbname", url),   // expanded (expand_dbname = 1): its settings override the defaults above
         ]
+        if let timeouts {
+            pairs += [
+                ("options", "-c statement_timeout=\(max(0, timeouts.statementMillis)) -c lock_timeout=\(max(0, timeouts.lockMillis))"
+                    + " -c idle_in_transaction_session_timeout=\(max(0, timeouts.idleInTransactionMillis))"),
+                ("keepalives", "1"),
+                ("keepalives_idle", String(max(1, timeouts.keepaliveIdleSeconds))),
+                ("keepalives_interval", "5"),
+                ("keepalives_count", "3"),
+            ]
+        }
+        pairs.append(("dbname", url))   // expanded (expand_dbname = 1): its settings override the defaults above
         let connection = PGConnection.connect(pairs)
         guard let connection, PQstatus(connection) == CONNECTION_OK else {
             let message = connection.flatMap { PQerrorMessage($0) }.map { String(cString: $0) } ?? "out of memory"
@@ -29,9 +61,6 @@ final class PGConnection {
         handle = connection
         // Notices ("relation already exists, skipping") would go to stderr by default.
         PQsetNoticeProcessor(connection, { _, _ in }, nil)
-        if let statementTimeoutMillis {
-            try execute("SET statement_timeout = \(max(0, statementTimeoutMillis))")
-        }
     }
 
     deinit { PQfinish(handle) }
@@ -40,9 +69,10 @@ final class PGConnection {
     /// transaction by an error.
     var isReusable: Bool { PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE }
 
-    /// Runs `sql` as a prepared statement (prepared on first use on this connection).
+    /// Runs `sql` with its parameters as one unnamed statement (parse, bind and execute in one
+    /// round trip; nothing stays prepared on the server).
     func query(_ sql: String, _ parameters: [PGValue] = []) throws(StoreError) -> PGResult {
-        let name = try statementName(sql, parameters)
+        let types = parameters.map(\.oid)
         let encoded = parameters.map(\.binary)
         // One buffer for all parameter bytes (plus a byte so even an all-empty list has an address);
         // a NULL parameter is a nil pointer, an empty one a valid pointer with length 0.
@@ -60,7 +90,7 @@ final class PGConnection {
                 let pointers: [UnsafePointer<CChar>?] = zip(encoded, offsets).map { value, offset in
                     value == nil ? nil : chars.baseAddress.map { UnsafePointer($0 + offset) }
                 }
-                return PQexecPrepared(handle, name, Int32(parameters.count), pointers, lengths, formats, 1)
+                return PQexecParams(handle, sql, Int32(parameters.count), types, pointers, lengths, formats, 1)
             }
         }
         return try checked(raw, during: "query")
@@ -85,16 +115,6 @@ final class PGConnection {
             throw error
         }
         return result
-    }
-
-    private func statementName(_ sql: String, _ parameters: [PGValue]) throws(StoreError) -> String {
-        if let name = prepared[sql] { return name }
-        let name = "k\(prepared.count)"
-        let types = parameters.map(\.oid)
-        let raw = PQprepare(handle, name, sql, Int32(types.count), types)
-        _ = try checked(raw, during: "prepare")
-        prepared[sql] = name
-        return name
     }
 
     private func checked(_ raw: OpaquePointer?, during action: String) throws(StoreError) -> PGResult {

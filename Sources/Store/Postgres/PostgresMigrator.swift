@@ -8,6 +8,9 @@ enum PostgresMigrator {
 
     static func migrate(_ connection: PGConnection, _ migrations: [Migration] = PostgresMigrations.all) throws(StoreError) {
         try connection.transaction { () throws(StoreError) in
+            // Migrating instances queue on this lock for as long as one migration takes: the
+            // connections' short lock and statement timeouts are lifted for this transaction only.
+            try connection.execute("SET LOCAL lock_timeout = 0; SET LOCAL statement_timeout = 0")
             _ = try connection.query("SELECT pg_advisory_xact_lock($1)", [.int64(lockKey)])
             try connection.execute("""
                 CREATE TABLE IF NOT EXISTS schema_migrations (

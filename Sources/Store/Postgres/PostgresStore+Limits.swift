@@ -1,40 +1,34 @@
 extension PostgresStore {
-    public func consumeRate(key: String, limits: [RateWindow], nowMillis: Int64) throws(StoreError) -> RateDecision {
+    /// Counters per window of the database's rate decisions (docs/limits.md: refuses early by at
+    /// most window / 100, never admits more than the limit).
+    static let bucketsPerWindow = 100
+
+    /// The one-statement rate decision: `keyward_admit` locks the key's window rows for this
+    /// statement only, decides on the database's clock (or `nowMillis` when `databaseClock` is
+    /// off) and records the admission in every window, or nothing.
+    func admitShared(key: String, limits: [RateWindow], nowMillis: Int64?) throws(StoreError) -> RateDecision {
         try SlidingLog.validate(limits)
         guard !limits.isEmpty else { return .allowed }
-        return try pool.withConnection { connection throws(StoreError) in
-            let decision = try connection.transaction { () throws(StoreError) -> RateDecision in
-                // Serialize this key's deciders across every instance until COMMIT. Under READ
-                // COMMITTED each later statement takes a fresh snapshot, so the counts below see every
-                // event committed by the previous holder. (Two keys sharing a 64-bit hash merely queue.)
-                _ = try connection.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [.text(key)])
-                let decision = try SlidingLog.decide(
-                    limits: limits, nowMillis: nowMillis,
-                    count: { (after: Int64) throws(StoreError) -> Int in
-                        let rows = try connection.query(
-                            "SELECT count(*) FROM rate_events WHERE key = $1 AND at_ms > $2", [.text(key), .int64(after)])
-                        return rows.rowCount == 0 ? 0 : Int(try rows.int64(0, 0))
-                    },
-                    eventAt: { (after: Int64, offset: Int) throws(StoreError) -> Int64? in
-                        let rows = try connection.query("""
-                            SELECT at_ms FROM rate_events WHERE key = $1 AND at_ms > $2
-                            ORDER BY at_ms LIMIT 1 OFFSET $3
-                            """, [.text(key), .int64(after), .int64(Int64(offset))])
-                        return rows.rowCount == 0 ? nil : try rows.int64(0, 0)
-                    }
-                )
-                if decision == .allowed {
-                    _ = try connection.query(
-                        "INSERT INTO rate_events (key, at_ms, expires_ms) VALUES ($1, $2, $3)",
-                        [.text(key), .int64(nowMillis), .int64(nowMillis &+ SlidingLog.retention(limits))])
-                }
-                return decision
-            }
-            if purgeTicker.isDue() {
-                _ = try? Self.purgeRateEvents(connection, nowMillis: nowMillis)   // best effort, retried next sweep
-            }
-            return decision
+        // Locked in window order by every decider, so two never wait on each other crosswise.
+        let sorted = Dictionary(limits.map { ($0.durationMillis, $0.limit) }, uniquingKeysWith: min).sorted { $0.key < $1.key }
+        let windows = "{" + sorted.map { String($0.key) }.joined(separator: ",") + "}"
+        let caps = "{" + sorted.map { String($0.value) }.joined(separator: ",") + "}"
+        let wait = try pool.withConnection { connection throws(StoreError) -> Int64 in
+            let rows = try connection.query(
+                "SELECT keyward_admit($1, $2::bigint[], $3::bigint[], $4::integer, $5, $6::integer)",
+                [.text(key), .text(windows), .text(caps), .int64(Int64(Self.bucketsPerWindow)), .int64(nowMillis),
+                 .int64(Int64(options.lockTimeoutMillis))])
+            return rows.rowCount == 1 ? try rows.int64(0, 0) : 0
         }
+        return wait == 0 ? .allowed : .limited(retryAfterSeconds: SlidingLog.seconds(ceilingOf: wait))
+    }
+
+    public func consumeRate(key: String, limits: [RateWindow], nowMillis: Int64) throws(StoreError) -> RateDecision {
+        let decision = try admitShared(key: key, limits: limits, nowMillis: options.databaseClock ? nil : nowMillis)
+        if purgeTicker.isDue() {
+            _ = try? pool.withConnection { connection throws(StoreError) in try Self.purgeRateEvents(connection, nowMillis: nowMillis) }
+        }
+        return decision
     }
 
     public func consumeBudget(key: String, day: Int64, limit: Int) throws(StoreError) -> Bool {
@@ -51,7 +45,13 @@ extension PostgresStore {
         }
     }
 
+    /// Removes old sliding-log rows (written by Keyward before schema 2) and windows whose last
+    /// admission left them, by the database's clock (an instance's clock ahead must not drop a
+    /// window that still counts).
     static func purgeRateEvents(_ connection: PGConnection, nowMillis: Int64) throws(StoreError) -> Int {
-        try connection.query("DELETE FROM rate_events WHERE expires_ms <= $1", [.int64(nowMillis)]).affectedRows
+        let events = try connection.query("DELETE FROM rate_events WHERE expires_ms <= $1", [.int64(nowMillis)]).affectedRows
+        let windows = try connection.query(
+            "DELETE FROM rate_windows WHERE expires_ms <= floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint").affectedRows
+        return events + windows
     }
 }

@@ -11,14 +11,24 @@ final class SQLiteConnection {
     /// WAL (readers never block the writer), `synchronous=NORMAL` (durable at every checkpoint and
     /// across process crashes; an OS crash may lose the last commits, never corrupt), a busy timeout
     /// so concurrent writers queue instead of failing.
-    init(path: String, busyTimeoutMillis: Int32) throws(StoreError) {
+    ///
+    /// A connection SQLite opened read-only (it does so silently when the file is not writable)
+    /// is a failed open (`sqlite_readonly`): it would keep failing every write even after the
+    /// permissions come back, while reads made the store look healthy.
+    /// - Parameter flags: `sqlite3_open_v2` flags; only tests pass other than the default.
+    init(path: String, busyTimeoutMillis: Int32,
+         flags: Int32 = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX) throws(StoreError) {
         var db: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let code = sqlite3_open_v2(path, &db, flags, nil)
         guard code == SQLITE_OK, let db else {
             let error = StoreError.sqlite(code, db, during: "open")
             sqlite3_close_v2(db)
             throw error
+        }
+        guard sqlite3_db_readonly(db, "main") != 1 else {
+            sqlite3_close_v2(db)
+            throw StoreError(.unavailable, "sqlite_readonly",
+                             detail: "open: the database opened read-only (the file or its folder is not writable by this process)")
         }
         handle = db
         sqlite3_extended_result_codes(db, 1)
@@ -43,6 +53,12 @@ final class SQLiteConnection {
         }
         defer { statement.reset() }
         return try body(statement)
+    }
+
+    /// Whether a connection that failed with `error` may serve again: not after a read-only,
+    /// I/O, corruption or open failure (a fresh connection may well succeed where it cannot).
+    static func survives(_ error: StoreError) -> Bool {
+        !["sqlite_readonly", "sqlite_io", "sqlite_corrupt", "sqlite_open"].contains(error.reason)
     }
 
     /// Rows changed by the latest INSERT/UPDATE/DELETE on this connection.

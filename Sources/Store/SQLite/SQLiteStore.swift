@@ -19,6 +19,8 @@ public final class SQLiteStore: Store {
 
     /// The database file's path as given.
     public let path: String
+    /// The busy timeout every connection is opened with, milliseconds.
+    let busyTimeoutMillis: Int32
     let pool: ConnectionPool<SQLiteConnection>
     let purgeTicker = PurgeTicker(interval: 1_024)
 
@@ -32,10 +34,12 @@ public final class SQLiteStore: Store {
             throw .invalid("sqlite_path")
         }
         self.path = path
+        busyTimeoutMillis = options.busyTimeoutMillis
         let timeout = options.busyTimeoutMillis
-        pool = ConnectionPool(capacity: options.poolSize, waitSeconds: options.poolWaitSeconds) { () throws(StoreError) in
-            try SQLiteConnection(path: path, busyTimeoutMillis: timeout)
-        }
+        pool = ConnectionPool(
+            capacity: options.poolSize, waitSeconds: options.poolWaitSeconds,
+            connect: { () throws(StoreError) in try SQLiteConnection(path: path, busyTimeoutMillis: timeout) },
+            isReusable: { _, error in SQLiteConnection.survives(error) })
         try migrate()
     }
 
@@ -43,9 +47,11 @@ public final class SQLiteStore: Store {
         try pool.withConnection { connection throws(StoreError) in try SQLiteMigrator.migrate(connection) }
     }
 
+    /// Takes the database's write lock and lets go (`BEGIN IMMEDIATE`, `ROLLBACK`): ready means
+    /// a write would succeed now, not merely that the file reads.
     public func ping() throws(StoreError) {
         try pool.withConnection { connection throws(StoreError) in
-            try connection.with("SELECT 1") { statement throws(StoreError) in _ = try statement.step() }
+            try connection.immediateTransaction { () throws(StoreError) in }
         }
     }
 }

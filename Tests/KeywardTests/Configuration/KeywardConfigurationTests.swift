@@ -65,6 +65,19 @@ final class KeywardConfigurationTests: XCTestCase {
         ])
     }
 
+    func testStoreExecutorSettingsDecodeAndAreRangeChecked() throws {
+        let configuration = try KeywardConfiguration.parse(text: "[store]\npool_size = 8\noperation_timeout_ms = 500\n", path: "k.toml")
+        XCTAssertEqual(configuration.storePoolSize, 8)
+        XCTAssertEqual(configuration.storeOperationTimeoutMillis, 500)
+        let defaults = try KeywardConfiguration.parse(text: "", path: "k.toml")
+        XCTAssertEqual(defaults.storePoolSize, 4)
+        XCTAssertEqual(defaults.storeOperationTimeoutMillis, 2_000)
+        XCTAssertEqual(errors("[store]\npool_size = 0\noperation_timeout_ms = 10\n").map(\.description), [
+            "k.toml:2: store.pool_size: 0 is out of range: must be 1-64",
+            "k.toml:3: store.operation_timeout_ms: 10 is out of range: must be 50-60000 ms",
+        ])
+    }
+
     func testHalfConfiguredAppleIsRefused() {
         let found = errors("[apple]\nteam_id = \"ABCDE12345\"\n")
         XCTAssertEqual(found.map(\.key), ["apple.bundle_ids", "apple.environment"])

@@ -78,7 +78,7 @@ final class PostgresServer {
     /// inherits, and the postmaster that `pg_ctl start` leaves behind would hold it open forever. Here
     /// the child gets the output file as stdout/stderr, /dev/null as stdin, and no other descriptor
     /// (so the daemon cannot hold the test runner's pipes open either).
-    private static func run(_ executable: String, _ arguments: [String], in directory: String, asPostgres: Bool) throws {
+    static func run(_ executable: String, _ arguments: [String], in directory: String, asPostgres: Bool) throws {
         let argv = asPostgres ? ["/usr/sbin/runuser", "-u", "postgres", "--", executable] + arguments : [executable] + arguments
         let outputPath = directory + "/command.out"
         var actions = posix_spawn_file_actions_t()
@@ -118,7 +118,7 @@ final class PostgresServer {
     }
 
     /// A loopback TCP port nobody listens on right now (bind to port 0, read what the kernel chose).
-    private static func freePort() throws -> UInt16 {
+    static func freePort() throws -> UInt16 {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw Failure(description: "socket() failed") }
         defer { close(socket) }

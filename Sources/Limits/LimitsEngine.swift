@@ -1,0 +1,131 @@
+import KeywardSupport
+
+/// Exact sliding-window limits decided in memory, in constant time per decision.
+///
+/// For every key and every rule "N per T" given with it, the engine admits a request at t only if
+/// afterwards, for every instant, at most N admissions of the key lie in any trailing T (the proof
+/// is in `docs/limits.md`). Rules with N ≤ `ringLimit` keep the last N admission times (exact);
+/// larger rules keep K = `bucketsPerWindow` counters and may refuse early by at most T / K in time,
+/// never admit one too many. The work per decision does not depend on N or on how full the window
+/// is; memory per (key, rule) is at most `ringLimit` times or K + 1 counters.
+///
+/// A decision and the recording of its admission happen together under the key's lock, so
+/// concurrent callers on any threads count exactly. The clock is the caller's: `nowMillis` is
+/// unix milliseconds (any monotone-ish scale works; a clock stepping back counts as standing still).
+///
+/// One engine holds the truth for its keys only: two processes each with an engine over the same
+/// keys would each admit N. Callers that persist admissions restore them with `restore` at start.
+public final class LimitsEngine: Sendable {
+    /// Largest limit kept as an exact ring of admission times.
+    public let ringLimit: Int
+    /// K, the counters per window of a larger rule.
+    public let bucketsPerWindow: Int
+
+    private final class KeyState {
+        var windows: [LimitWindow]
+        /// Admission times replayed from storage before the key's rules were known (ascending);
+        /// recorded into the windows when the key first meets its rules, then dropped.
+        var history: [Int64] = []
+        init(windows: [LimitWindow]) { self.windows = windows }
+    }
+
+    private let stripes: [Locked<[String: KeyState]>]
+
+    /// - Parameters:
+    ///   - ringLimit: rules up to this limit are exact rings (default 256: 2 KiB per key at most).
+    ///   - bucketsPerWindow: K for larger rules (default 100: refuses early by at most 1 % of the
+    ///     window, e.g. 14.4 min of a day).
+    ///   - stripes: independent locks the keys are spread over (contention only within a stripe).
+    public init(ringLimit: Int = 256, bucketsPerWindow: Int = 100, stripes: Int = 64) {
+        self.ringLimit = max(0, ringLimit)
+        self.bucketsPerWindow = max(1, bucketsPerWindow)
+        self.stripes = (0..<max(1, stripes)).map { _ in Locked([:]) }
+    }
+
+    private func stripe(_ key: String) -> Locked<[String: KeyState]> {
+        stripes[Int(UInt(bitPattern: key.hashValue) % UInt(stripes.count))]
+    }
+
+    /// The key's windows for exactly these rules; a rule the key had not met starts empty (a
+    /// changed limit counts from the change), rules no longer given are dropped.
+    private func windows(_ table: inout [String: KeyState], key: String, rules: [LimitRule]) -> KeyState {
+        if let state = table[key] {
+            if state.windows.count == rules.count && zip(state.windows, rules).allSatisfy({ $0.rule == $1 }) { return state }
+            state.windows = rules.map { rule in
+                if let kept = state.windows.first(where: { $0.rule == rule }) { return kept }
+                let window = LimitWindow(rule: rule, ringLimit: ringLimit, buckets: bucketsPerWindow)
+                for at in state.history { window.record(window.effectiveTime(at)) }
+                return window
+            }
+            state.history = []
+            return state
+        }
+        let state = KeyState(windows: rules.map { LimitWindow(rule: $0, ringLimit: ringLimit, buckets: bucketsPerWindow) })
+        table[key] = state
+        return state
+    }
+
+    /// Admits one request of `key` at `nowMillis` if every rule has room, recording it in all;
+    /// otherwise records nothing and says how long until every rule would have room.
+    /// No rules: always admitted, nothing kept. Invalid rules (`LimitRule.isValid` false) refuse
+    /// for a whole window: the caller validates configuration before it gets here.
+    public func admit(key: String, rules: [LimitRule], nowMillis: Int64) -> LimitDecision {
+        guard !rules.isEmpty else { return .admitted }
+        if let bad = rules.first(where: { !$0.isValid }) { return .refused(retryAfterMillis: max(1, bad.windowMillis)) }
+        return stripe(key).withLock { table -> LimitDecision in
+            let state = windows(&table, key: key, rules: rules)
+            var wait: Int64 = 0
+            var at = nowMillis
+            for window in state.windows {
+                at = max(at, window.effectiveTime(nowMillis))
+                wait = max(wait, window.wait(now: nowMillis))
+            }
+            guard wait == 0 else { return .refused(retryAfterMillis: wait) }
+            for window in state.windows { window.record(at) }
+            return .admitted
+        }
+    }
+
+    /// Records an admission made earlier (persisted, now replayed at start) without deciding.
+    /// Replay each key's admissions in ascending time.
+    public func restore(key: String, rules: [LimitRule], atMillis: Int64) {
+        let valid = rules.filter(\.isValid)
+        guard !valid.isEmpty else { return }
+        stripe(key).withLock { table in
+            let state = windows(&table, key: key, rules: valid)
+            for window in state.windows { window.record(window.effectiveTime(atMillis)) }
+        }
+    }
+
+    /// Hands over a key's persisted admission times (ascending) before its rules are known: they
+    /// are counted the first time the key is decided, under whatever rules it then has. Replaces
+    /// anything kept for the key.
+    public func preload(key: String, admissionTimes: [Int64]) {
+        guard !admissionTimes.isEmpty else { return }
+        stripe(key).withLock { table in
+            let state = KeyState(windows: [])
+            state.history = admissionTimes
+            table[key] = state
+        }
+    }
+
+    /// Forgets keys none of whose windows still counts anything at `nowMillis` (memory stays
+    /// bounded by the keys active within their longest window). Returns how many went. O(keys):
+    /// call it from a timer, not per request.
+    @discardableResult
+    public func purge(nowMillis: Int64) -> Int {
+        var removed = 0
+        for stripe in stripes {
+            stripe.withLock { table in
+                let idle = table.filter { $0.value.history.isEmpty && $0.value.windows.allSatisfy { $0.isEmpty(now: nowMillis) } }
+                    .map(\.key)
+                for key in idle { table.removeValue(forKey: key) }
+                removed += idle.count
+            }
+        }
+        return removed
+    }
+
+    /// Keys held now.
+    public var keyCount: Int { stripes.reduce(0) { total, stripe in total + stripe.withLock { $0.count } } }
+}

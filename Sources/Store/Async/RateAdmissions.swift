@@ -1,0 +1,28 @@
+/// Rate-limit decisions that never block their caller: the answer arrives in a completion,
+/// exactly once, within the store's operation deadline (else `store_timeout`).
+///
+/// `.allowed` is given only once the admission is durable (committed), so a request may go
+/// upstream as soon as it hears it. The guarantee is that of `Store.consumeRate`: at most
+/// `limit` admissions of `key` in any trailing `durationMillis` of each window (`docs/limits.md`).
+public protocol RateAdmissions: Sendable {
+    /// Decides one request of `key` at `nowMillis` (unix ms, the caller's clock; a store with a
+    /// clock of its own, PostgreSQL's, uses that instead). The completion may run on the caller's
+    /// thread (an answer known at once) or on a store thread.
+    /// Invalid windows answer `.invalidInput` (`rate_window`); no windows: `.allowed` at once.
+    func admit(key: String, limits: [RateWindow], nowMillis: Int64, completion: @escaping @Sendable (Result<RateDecision, StoreError>) -> Void)
+}
+
+/// Any store's own `consumeRate`, run on the store executor: for stores without a faster way
+/// (test doubles wrapping another store).
+struct ExecutorAdmissions: RateAdmissions {
+    let store: any Store
+    let executor: StoreExecutor
+
+    func admit(key: String, limits: [RateWindow], nowMillis: Int64, completion: @escaping @Sendable (Result<RateDecision, StoreError>) -> Void) {
+        guard !limits.isEmpty else { return completion(.success(.allowed)) }
+        let store = self.store
+        executor.run({ () throws(StoreError) -> RateDecision in
+            try store.consumeRate(key: key, limits: limits, nowMillis: nowMillis)
+        }, completion: completion)
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+
+/// Makes admissions durable with group commit: one writer thread with its own connection takes
+/// every admission queued since its last transaction and inserts them all in one `BEGIN
+/// IMMEDIATE` transaction, then tells each waiter. Callers never wait; the commit is off every
+/// event loop, and many requests share one transaction (and its WAL append).
+///
+/// The writer never checkpoints the WAL itself (`wal_autocheckpoint = 0` on its connection): a
+/// checkpoint copies pages into the database file and syncs it, which would hold every waiting
+/// request for as long. A second thread with its own connection runs a passive checkpoint (which
+/// never blocks the writer) after commits, at most every `checkpointIntervalMillis`.
+///
+/// A connection that failed with `SQLITE_READONLY` (or any error leaving it unsure) is closed
+/// and a new one opened for the next batch, so a store whose files became writable again heals
+/// by itself.
+final class AdmissionJournal: @unchecked Sendable {
+    struct Entry {
+        let key: String
+        let atMillis: Int64
+        let expiresMillis: Int64
+        let done: @Sendable (StoreError?) -> Void
+    }
+
+    /// The most admissions in one transaction.
+    static let batchLimit = 4_096
+    /// The least time between two checkpoints, milliseconds.
+    static let checkpointIntervalMillis = 500
+
+    private let path: String
+    private let busyTimeoutMillis: Int32
+    private let condition = NSCondition()
+    // Guarded by `condition`.
+    private var pending: [Entry] = []
+    private var stopped = false
+    /// The checkpointer's own lock (a signal meant for the writer must never wake it instead).
+    private let checkpointCondition = NSCondition()
+    // Guarded by `checkpointCondition`: commits since the last checkpoint, and stop.
+    private var uncheckpointed = false
+    private var checkpointerStopped = false
+    // Used only by the writer thread.
+    private var connection: SQLiteConnection?
+
+    init(path: String, busyTimeoutMillis: Int32) {
+        self.path = path
+        self.busyTimeoutMillis = busyTimeoutMillis
+        let thread = Thread { [self] in
+            Thread.current.name = "kw-admissions"   // set on the thread itself, so the OS sees it (top -H)
+            run()
+        }
+        thread.name = "kw-admissions"
+        thread.start()
+        let checkpointer = Thread { [self] in
+            Thread.current.name = "kw-checkpoint"   // set on the thread itself, so the OS sees it (top -H)
+            checkpoint()
+        }
+        checkpointer.name = "kw-checkpoint"
+        checkpointer.start()
+    }
+
+    /// Queues one admission; `done` runs on the writer thread once it committed (nil) or failed.
+    func append(_ entry: Entry) {
+        condition.lock()
+        if stopped {
+            condition.unlock()
+            entry.done(StoreError(.unavailable, "store_stopped"))
+            return
+        }
+        pending.append(entry)
+        if pending.count == 1 { condition.signal() }
+        condition.unlock()
+    }
+
+    /// Commits what is queued, then stops the writer.
+    func stop() {
+        condition.lock()
+        stopped = true
+        condition.signal()
+        condition.unlock()
+        checkpointCondition.lock()
+        checkpointerStopped = true
+        checkpointCondition.signal()
+        checkpointCondition.unlock()
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while pending.isEmpty && !stopped { condition.wait() }
+            if pending.isEmpty {
+                condition.unlock()
+                connection = nil
+                return
+            }
+            let batch = Array(pending.prefix(Self.batchLimit))
+            pending.removeFirst(batch.count)
+            condition.unlock()
+            let failure = commit(batch)
+            for entry in batch { entry.done(failure) }
+            if failure == nil {
+                checkpointCondition.lock()
+                uncheckpointed = true
+                checkpointCondition.unlock()
+            }
+        }
+    }
+
+    /// The checkpointer: a passive checkpoint on its own connection whenever commits happened
+    /// since the last one, at most every `checkpointIntervalMillis`.
+    private func checkpoint() {
+        var connection: SQLiteConnection?
+        while true {
+            checkpointCondition.lock()
+            if !checkpointerStopped {
+                _ = checkpointCondition.wait(until: Date(timeIntervalSinceNow: Double(Self.checkpointIntervalMillis) / 1000))
+            }
+            let (due, done) = (uncheckpointed, checkpointerStopped)
+            uncheckpointed = false
+            checkpointCondition.unlock()
+            if done { return }
+            guard due else { continue }
+            do throws(StoreError) {
+                if connection == nil { connection = try SQLiteConnection(path: path, busyTimeoutMillis: busyTimeoutMillis) }
+                try connection?.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            } catch {
+                connection = nil   // retried at the next commit
+            }
+        }
+    }
+
+    private func commit(_ batch: [Entry]) -> StoreError? {
+        do throws(StoreError) {
+            let connection: SQLiteConnection
+            if let open = self.connection {
+                connection = open
+            } else {
+                connection = try SQLiteConnection(path: path, busyTimeoutMillis: busyTimeoutMillis)
+                try connection.execute("PRAGMA wal_autocheckpoint = 0")
+                self.connection = connection
+            }
+            try connection.immediateTransaction { () throws(StoreError) in
+                for entry in batch {
+                    try connection.with("INSERT INTO admissions (key, at_ms, expires_ms) VALUES (?1, ?2, ?3)") { statement throws(StoreError) in
+                        try statement.bind(1, entry.key)
+                        try statement.bind(2, entry.atMillis)
+                        try statement.bind(3, entry.expiresMillis)
+                        try statement.run()
+                    }
+                }
+            }
+            return nil
+        } catch {
+            // Busy (another process held the lock past the timeout) leaves the connection sound;
+            // anything else (read-only, I/O) gets a fresh connection next time.
+            if error.reason != "sqlite_busy" { connection = nil }
+            return error
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import KeywardSupport
+import Limits
+
+/// SQLite's rate limits: decided in memory by `LimitsEngine` (O(1), no I/O on the caller's
+/// thread), each admission made durable by the group-commit `AdmissionJournal` before `.allowed`
+/// is answered. Refusals are answered at once and write nothing.
+///
+/// At start the engine is given every admission of `admissions` still inside its longest window,
+/// so the windows survive restarts and crashes (an admission answered `.allowed` was committed).
+/// Only one process may decide over a database: opening takes an exclusive `flock` on
+/// `<database>.limits.lock` and fails with `sqlite_limits_locked` while another process holds it
+/// (two engines over one file would each admit the full limit).
+final class SQLiteAdmissions: RateAdmissions, @unchecked Sendable {
+    let engine: LimitsEngine
+    private let journal: AdmissionJournal
+    private let watch: DeadlineWatch
+    /// The lock file's descriptor, held open (and locked) until `close()`; -1 after.
+    private let lockDescriptor: Locked<Int32>
+
+    /// - Parameters:
+    ///   - store: the open store (its path names the lock file and the journal's connection).
+    ///   - watch: answers admissions whose commit takes longer than the operation deadline.
+    ///   - nowMillis: the clock at start, to skip admissions that no longer count.
+    init(store: SQLiteStore, watch: DeadlineWatch, nowMillis: Int64, engine: LimitsEngine = LimitsEngine()) throws(StoreError) {
+        let lockPath = store.path + ".limits.lock"
+        let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw StoreError(.unavailable, "sqlite_limits_lock", detail: "cannot open \(lockPath): \(String(cString: strerror(errno)))")
+        }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            Glibc.close(descriptor)
+            throw StoreError(.unavailable, "sqlite_limits_locked",
+                             detail: "another process decides rate limits on this database (\(lockPath) is locked)")
+        }
+        lockDescriptor = Locked(descriptor)
+        self.engine = engine
+        self.watch = watch
+        do {
+            try Self.rebuild(engine, from: store, nowMillis: nowMillis)
+        } catch {
+            Glibc.close(descriptor)
+            throw error
+        }
+        journal = AdmissionJournal(path: store.path, busyTimeoutMillis: store.busyTimeoutMillis)
+    }
+
+    deinit { close() }
+
+    /// Stops the journal (what is queued still commits) and releases the limits lock, so another
+    /// process may decide from now on. Idempotent.
+    func close() {
+        journal.stop()
+        lockDescriptor.withLock { descriptor in
+            if descriptor >= 0 { Glibc.close(descriptor) }   // closing releases the flock
+            descriptor = -1
+        }
+    }
+
+    /// Loads every admission still counted (`expires_ms > now`), per key in time order (one scan
+    /// and sort of the table, at start only).
+    static func rebuild(_ engine: LimitsEngine, from store: SQLiteStore, nowMillis: Int64) throws(StoreError) {
+        try store.pool.withConnection { connection throws(StoreError) in
+            try connection.with("SELECT key, at_ms FROM admissions WHERE expires_ms > ?1 ORDER BY key, at_ms") { statement throws(StoreError) in
+                try statement.bind(1, nowMillis)
+                var key: String?
+                var times: [Int64] = []
+                while try statement.step() {
+                    let rowKey = statement.text(0)
+                    if rowKey != key {
+                        if let key { engine.preload(key: key, admissionTimes: times) }
+                        key = rowKey
+                        times = []
+                    }
+                    times.append(statement.int64(1))
+                }
+                if let key { engine.preload(key: key, admissionTimes: times) }
+            }
+        }
+    }
+
+    func admit(key: String, limits: [RateWindow], nowMillis: Int64, completion: @escaping @Sendable (Result<RateDecision, StoreError>) -> Void) {
+        do { try SlidingLog.validate(limits) } catch { return completion(.failure(error)) }
+        guard !limits.isEmpty else { return completion(.success(.allowed)) }
+        let rules = limits.map { LimitRule(limit: $0.limit, windowMillis: $0.durationMillis) }
+        let decision = engine.admit(key: key, rules: rules, nowMillis: nowMillis)
+        switch decision {
+        case .refused:
+            return completion(.success(.limited(retryAfterSeconds: decision.retryAfterSeconds ?? 1)))
+        case .admitted:
+            let ticket = watch.register {
+                completion(.failure(StoreError(.unavailable, "store_timeout", detail: "admission not durable within the operation deadline")))
+            }
+            journal.append(AdmissionJournal.Entry(
+                key: key, atMillis: nowMillis, expiresMillis: nowMillis &+ SlidingLog.retention(limits),
+                done: { failure in
+                    guard ticket.settle() else { return }
+                    if let failure { completion(.failure(failure)) } else { completion(.success(.allowed)) }
+                }))
+        }
+    }
+
+    /// Forgets keys with nothing left in their windows (call from the minute sweep).
+    func purge(nowMillis: Int64) { engine.purge(nowMillis: nowMillis) }
+}

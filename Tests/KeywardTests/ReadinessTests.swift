@@ -1,0 +1,90 @@
+import Foundation
+import Keyward
+import XCTest
+
+/// `/readyz` tells the truth about the store: 503 while it cannot take a write, 200 again by
+/// itself once it can; `serve` does not start on a store it cannot write.
+final class ReadinessTests: XCTestCase {
+    func testReadinessIsUnavailableWhileTheStoreCannotTakeAWriteAndRecoversByItself() throws {
+        let env = try TestDeployment()
+        defer { env.shutdown() }
+        XCTAssertEqual(try env.client.call("GET", "/readyz").status, 200)
+        let holder = try SQLiteLockHolder(path: env.deployment.directory + "/keyward.db")
+        let locked = try env.client.call("GET", "/readyz")
+        XCTAssertEqual(locked.status, 503)
+        XCTAssertEqual(errorCode(locked.body), "unavailable")
+        XCTAssertEqual(locked.header("retry-after"), "1")
+        XCTAssertEqual(try env.client.call("GET", "/healthz").status, 200)
+        holder.release()
+        // Nobody intervenes: the next checks find the store writable again.
+        let deadline = Date().addingTimeInterval(10)
+        var status = 0
+        while Date() < deadline {
+            status = try env.client.call("GET", "/readyz").status
+            if status == 200 { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        XCTAssertEqual(status, 200)
+    }
+
+    func testServeRefusesToStartOnAStoreItCannotWrite() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let database = folder.path + "/keyward.db"
+        // A database made by someone else, readable but not writable by the serving user.
+        let created = try KeywardBinary.run(["migrate", "--config", try configuration(folder, database: database)],
+                                            environment: ["KEYWARD_SESSION_KEY": CommandLineTests.sessionKeyPEM])
+        XCTAssertEqual(created.status, 0, created.stderr)
+        let config = try configuration(folder, database: database)
+        var command = [KeywardBinary.path, "serve", "--config", config]
+        if getuid() == 0 {
+            // Root writes any file: serve as an unprivileged user instead.
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
+            for file in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
+                try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: folder.path + "/" + file)
+            }
+            command = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + command
+        } else {
+            try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: database)
+            try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: folder.path)
+        }
+        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path) }
+        let serve = try run(command, environment: ["KEYWARD_SESSION_KEY": CommandLineTests.sessionKeyPEM, "UP_KEY": "k"])
+        XCTAssertEqual(serve.status, 1, serve.stderr)
+        XCTAssertTrue(serve.stderr.contains("sqlite_readonly"), serve.stderr)
+    }
+
+    private func configuration(_ folder: TemporaryFolder, database: String) throws -> String {
+        _ = try folder.write("providers.toml", """
+            [up]
+            base_url = "http://127.0.0.1:9"
+            allow_http_loopback = true
+            secret = "UP_KEY"
+            auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
+            allow = [ { method = "GET", path = "/v1/models" } ]
+            """)
+        return try folder.write("keyward.toml", """
+            providers_file = "providers.toml"
+            [listen]
+            proxy = "127.0.0.1:\(freeLoopbackPort())"
+            admin = "127.0.0.1:\(freeLoopbackPort())"
+            [store]
+            url = "sqlite://\(database)"
+            start_attempts = 1
+            """)
+    }
+
+    private func run(_ command: [String], environment: [String: String]) throws -> (status: Int32, stderr: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let data = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+}

@@ -1,0 +1,101 @@
+import CSQLite
+import Synchronization
+import Foundation
+import XCTest
+@testable import Store
+
+extension SQLiteHarness: AdmissionsHarness {
+    func openAsync() throws -> AsyncStore { try AsyncStore(store: SQLiteStore(path: path), nowMillis: AdmissionsConformance.start) }
+    func retrySlack(_ window: RateWindow) -> Int { 0 }
+}
+
+/// SQLite behind the store executor: in-memory decisions made durable by group commit, one
+/// deciding process per database, deadlines instead of waits.
+final class SQLiteAsyncStoreTests: XCTestCase {
+    func testBoundaryBurstAdmitsOnlyTheLimit() throws { try AdmissionsConformance.boundaryBurstAdmitsOnlyTheLimit(SQLiteHarness()) }
+    func testFiftyConcurrentRequestsGetExactlyFive() throws { try AdmissionsConformance.fiftyConcurrentRequestsGetExactlyFive(SQLiteHarness()) }
+    func testDailyWindowSurvivesRestart() throws { try AdmissionsConformance.dailyWindowSurvivesRestart(SQLiteHarness()) }
+
+    func testEveryAllowedAdmissionIsCommittedBeforeItIsAnswered() throws {
+        let harness = try SQLiteHarness()
+        let store = try harness.openAsync()
+        defer { store.shutdown() }
+        let answered = Tally()
+        runOnThreads(40) { index in
+            do {
+                if try admitAndWait(store, key: "k\(index % 4)", limits: [.perMinute(1_000)], nowMillis: AdmissionsConformance.start) == .allowed {
+                    answered.win()
+                }
+            } catch { answered.fail(error) }
+        }
+        XCTAssertEqual(answered.errors, [])
+        XCTAssertEqual(answered.winCount, 40)
+        let reader = try SQLiteConnection(path: harness.path, busyTimeoutMillis: 1_000)
+        let rows = try reader.with("SELECT count(*) FROM admissions") { statement throws(StoreError) in
+            try statement.step() ? statement.int64(0) : -1
+        }
+        XCTAssertEqual(rows, 40)
+    }
+
+    func testASecondProcessOnTheSameDatabaseIsRefusedUntilTheFirstStops() throws {
+        let harness = try SQLiteHarness()
+        let first = try harness.openAsync()
+        XCTAssertThrowsError(try harness.openAsync()) { error in
+            XCTAssertEqual((error as? StoreError)?.reason, "sqlite_limits_locked")
+        }
+        // Plain store access (the CLI's) is not refused: only deciding rate limits is exclusive.
+        XCTAssertNoThrow(try SQLiteStore(path: harness.path).ping())
+        first.shutdown()
+        let second = try harness.openAsync()
+        second.shutdown()
+    }
+
+    func testALockedDatabaseAnswersTimeoutAtTheDeadlineAndRecovers() throws {
+        let harness = try SQLiteHarness()
+        var configuration = AsyncStore.Configuration()
+        configuration.operationTimeoutMillis = 300
+        let sqlite = try SQLiteStore(path: harness.path)
+        let store = try AsyncStore(store: sqlite, configuration: configuration, nowMillis: AdmissionsConformance.start)
+        defer { store.shutdown() }
+        let holder = try SQLiteConnection(path: harness.path, busyTimeoutMillis: 1_000)
+        try holder.execute("BEGIN EXCLUSIVE")
+        let began = DispatchTime.now().uptimeNanoseconds
+        XCTAssertThrowsError(try admitAndWait(store, key: "k", limits: [.perMinute(5)], nowMillis: AdmissionsConformance.start)) { error in
+            XCTAssertEqual((error as? StoreError)?.reason, "store_timeout")
+        }
+        let waited = Double(DispatchTime.now().uptimeNanoseconds - began) / 1e6
+        XCTAssertTrue(store.renderMetrics().contains("keyward_store_timeouts_total{operation=\"admit\"} 1\n"))
+        XCTAssertGreaterThanOrEqual(waited, 290)
+        XCTAssertLessThan(waited, 3_000, "answered by the deadline, not by the busy timeout")
+        // A refusal needs no write: answered at once even now.
+        for _ in 0..<4 { _ = try? admitAndWait(store, key: "k", limits: [.perMinute(5)], nowMillis: AdmissionsConformance.start) }
+        try holder.execute("ROLLBACK")
+        // The admissions that timed out still count (refusing early is allowed, admitting more is not).
+        XCTAssertEqual(try admitAndWait(store, key: "k", limits: [.perMinute(5)], nowMillis: AdmissionsConformance.start),
+                       .limited(retryAfterSeconds: 60))
+        XCTAssertEqual(try admitAndWait(store, key: "fresh", limits: [.perMinute(5)], nowMillis: AdmissionsConformance.start), .allowed)
+    }
+
+    func testAFullQueueIsRefusedAtOnce() throws {
+        let harness = try SQLiteHarness()
+        var configuration = AsyncStore.Configuration()
+        configuration.poolSize = 1
+        configuration.queueCapacity = 1
+        let store = try AsyncStore(store: SQLiteStore(path: harness.path), configuration: configuration, nowMillis: AdmissionsConformance.start)
+        defer { store.shutdown() }
+        let release = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        store.run("block", { _ in started.signal(); release.wait() }, completion: { _ in })
+        XCTAssertEqual(started.wait(timeout: .now() + 5), .success)
+        store.run("queued", { _ in }, completion: { _ in })   // waits in the queue
+        let refused = Mutex<StoreError?>(nil)
+        store.run("refused", { _ in }, completion: { result in if case .failure(let error) = result { refused.withLock { $0 = error } } })
+        XCTAssertEqual(refused.withLock { $0?.reason }, "store_queue_full", "answered on the caller's thread, at once")
+        let metrics = store.renderMetrics()
+        XCTAssertTrue(metrics.contains("keyward_store_queue_full_total 1\n"), metrics)
+        XCTAssertTrue(metrics.contains("keyward_store_queue_depth 1\n"), metrics)
+        XCTAssertTrue(metrics.contains("keyward_store_pool_in_use 1\n"), metrics)
+        XCTAssertTrue(metrics.contains("keyward_store_operation_seconds_count{operation=\"refused\"} 1\n"), metrics)
+        release.signal()
+    }
+}
