@@ -22,7 +22,7 @@ public struct AdminRoutes: Sendable {
     /// a write within the operation deadline (answered from the store executor); anything else 404. The body is ignored (the admin listener accepts none).
     public func handle(_ head: HTTPRequestHead, body: [UInt8], writer: ResponseWriter) {
         guard head.method == "GET" || head.method == "HEAD" else {
-            writer.respond(status: 405, headers: [("Allow", "GET, HEAD"), ("Content-Type", "application/json")],
+            writer.respond(status: 405, headers: [("Allow", "GET, HEAD"), ("Content-Type", "application/json"), (APIErrorCode.headerName, "method_not_allowed")],
                            body: APIErrorCode.methodNotAllowed.body)
             return
         }
@@ -36,13 +36,16 @@ public struct AdminRoutes: Sendable {
         case "/readyz":
             lifecycle.checkReady(record: nil) { failure in
                 if let error = failure {
-                    writer.respond(status: error.code.status, headers: [("Content-Type", "application/json")] + error.headers, body: error.code.body)
+                    writer.respond(
+                        status: error.code.status,
+                        headers: [("Content-Type", "application/json"), (APIErrorCode.headerName, error.code.rawValue)] + error.headers,
+                        body: error.code.body)
                 } else {
                     writer.respond(status: 200, headers: [("Content-Type", "application/json")], body: Array("{\"status\":\"ready\"}".utf8))
                 }
             }
         default:
-            writer.respond(status: 404, headers: [("Content-Type", "application/json")], body: APIErrorCode.notFound.body)
+            writer.respond(status: 404, headers: [("Content-Type", "application/json"), (APIErrorCode.headerName, "not_found")], body: APIErrorCode.notFound.body)
         }
     }
 }
