@@ -14,6 +14,10 @@ public final class Metrics: Sendable {
         ("keyward_rate_limited_total", "Requests refused by a rate limit or budget, by limit."),
         ("keyward_store_errors_total", "Store operations that failed, by operation."),
         ("keyward_upstream_errors_total", "Upstream transfers that failed, by provider and reason."),
+        ("keyward_app_key_requests_total", "Handshake route requests by publishable app key name and outcome (ok, rate_limited; app=\"-\" invalid)."),
+        ("keyward_devicecheck_total", "DeviceCheck look-ups at attest time and bit-0 updates, by outcome (unreachable = failed open)."),
+        ("keyward_play_integrity_decodes_total", "Standard-mode Android handshakes at the decode step, by outcome (ok, refused_by_policy, google_error, budget_refused)."),
+        ("keyward_install_credential_refreshes_total", "Android install credentials presented at /v1/refresh, by outcome (rotated, retried or reason slug)."),
         ("keyward_config_reloads_total", "SIGHUP reloads, by outcome (ok or refused)."),
     ]
 

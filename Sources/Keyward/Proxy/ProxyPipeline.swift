@@ -112,12 +112,13 @@ final class ProxyPipeline: Sendable {
     ) {
         let windows = authorizer.rateWindows(for: provider)
         guard !windows.isEmpty else { return then() }
-        let finisher = self.finisher
+        let (finisher, authorizer) = (self.finisher, self.authorizer)
         asyncStore.admit(key: "\(provider.name)|\(deviceID)", limits: windows, nowMillis: time.nowMillis()) { result in
             switch result {
             case .success(.allowed):
                 then()
             case .success(.limited(let retryAfter)):
+                authorizer.rateRefused(provider, deviceID: deviceID, retryAfterSeconds: retryAfter)
                 record.note(.rateLimited(.provider))
                 finisher.respondError(writer, record, .rateLimited(reason: "provider_rate_limited", retryAfterSeconds: retryAfter))
             case .failure(let error):

@@ -24,16 +24,27 @@ public struct DeviceRecord: Sendable, Equatable {
     public var revokedAt: Int64?
     /// App Attest receipt (DER PKCS#7) as received, or empty.
     public var receipt: [UInt8]
+    /// The App ID (`<team id>.<bundle id>`) the key attested for: its assertions must carry this
+    /// App ID's RP ID hash. Empty for Android, and for iOS devices registered before the store kept
+    /// App IDs (the device lifecycle migration); those are matched against any configured App ID.
+    public var appID: String
+    /// The latest DeviceCheck device token the app sent with an attestation (opaque bytes, never
+    /// logged), kept to update the phone's two bits later; empty when none.
+    public var deviceCheckToken: [UInt8]
+    /// Set when the key attested on a phone whose DeviceCheck bit 0 was already set (a reinstall of
+    /// a phone that exhausted its allowance), under `on_flagged = "flag"`.
+    public var flagged: Bool
 
     /// The platforms the schema accepts.
     public static let platforms: Set<String> = ["ios", "android"]
     /// Longest accepted id (a hex SHA-256 is 64; room for other schemes without unbounded keys).
     public static let maxIDLength = 128
 
-    /// A record as stored; `revoked`, `revokedAt` and `receipt` default to a fresh, unrevoked device without receipt.
+    /// A record as stored; `revoked`, `revokedAt`, `receipt` and `appID` default to a fresh, unrevoked device without receipt.
     public init(
         id: String, platform: String, publicKey: [UInt8], counter: UInt32, environment: String,
-        createdAt: Int64, lastSeenAt: Int64, revoked: Bool = false, revokedAt: Int64? = nil, receipt: [UInt8] = []
+        createdAt: Int64, lastSeenAt: Int64, revoked: Bool = false, revokedAt: Int64? = nil, receipt: [UInt8] = [], appID: String = "",
+        deviceCheckToken: [UInt8] = [], flagged: Bool = false
     ) {
         self.id = id
         self.platform = platform
@@ -45,6 +56,9 @@ public struct DeviceRecord: Sendable, Equatable {
         self.revoked = revoked
         self.revokedAt = revokedAt
         self.receipt = receipt
+        self.appID = appID
+        self.deviceCheckToken = deviceCheckToken
+        self.flagged = flagged
     }
 
     /// Refuses what the schema would refuse, before any I/O.

@@ -17,6 +17,7 @@ extension SQLiteStore {
                 try statement.run()
             }
             counts.budgets = connection.changes
+            counts.installCredentials = try Self.purgeInstallCredentials(connection, now: nowMillis / 1_000)
             return counts
         }
     }
