@@ -18,7 +18,9 @@ final class ServeProcess: @unchecked Sendable {
 
     /// Writes `keyward.toml` (listeners on free loopback ports, `extraTOML` appended) into
     /// `folder` next to an existing `providers.toml`, and starts serve with `environment`.
-    init(folder: TemporaryFolder, storePath: String, extraTOML: String = "", environment: [String: String], name: String = "keyward") throws {
+    /// The store is `storeURL` when given (a `postgres://…` shared by several instances),
+    /// else the SQLite file at `storePath`.
+    init(folder: TemporaryFolder, storePath: String, storeURL: String? = nil, extraTOML: String = "", environment: [String: String], name: String = "keyward") throws {
         port = freeLoopbackPort()
         adminPort = freeLoopbackPort()
         configPath = try folder.write("\(name).toml", """
@@ -27,7 +29,7 @@ final class ServeProcess: @unchecked Sendable {
             proxy = "127.0.0.1:\(port)"
             admin = "127.0.0.1:\(adminPort)"
             [store]
-            url = "sqlite://\(storePath)"
+            url = "\(storeURL ?? "sqlite://" + storePath)"
             [apple]
             team_id = "ABCDE12345"
             bundle_ids = ["com.example.app"]
