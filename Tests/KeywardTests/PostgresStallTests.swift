@@ -91,12 +91,14 @@ final class PostgresStallTests: XCTestCase {
         defer { upstream.stop() }
         _ = try folder.write("providers.toml", PostgresStallTests.meteredProvider(port: upstream.port))
         let environment = ["KEYWARD_SESSION_KEY": CommandLineTests.sessionKeyPEM, "CHAT_KEY": "up-key"]
-        let frozen = try ServeProcess(folder: folder, storePath: "", storeURL: storeURL, environment: environment, name: "frozen")
+        // No readiness grace at the end: the test's stops need not wait as a rolling restart does.
+        let quickStop = "[shutdown]\nreadiness_grace_seconds = 0\ndrain_seconds = 2"
+        let frozen = try ServeProcess(folder: folder, storePath: "", storeURL: storeURL, extraTOML: quickStop, environment: environment, name: "frozen")
         defer {
             frozen.signal(SIGCONT)   // never leave a stopped child behind a failed assertion
             frozen.stop()
         }
-        let serving = try ServeProcess(folder: folder, storePath: "", storeURL: storeURL, environment: environment, name: "serving")
+        let serving = try ServeProcess(folder: folder, storePath: "", storeURL: storeURL, extraTOML: quickStop, environment: environment, name: "serving")
         defer { serving.stop() }
         XCTAssertTrue(frozen.waitFor("started"), frozen.lines.joined(separator: "\n"))
         XCTAssertTrue(serving.waitFor("started"), serving.lines.joined(separator: "\n"))
