@@ -33,6 +33,10 @@ public enum MetricEvent: Sendable, Equatable {
         case handshakeIP = "handshake_ip"
         /// A provider's per-device limits.
         case provider
+        /// A device's daily credit budget.
+        case installBudget = "install_budget"
+        /// The app's daily credit ceiling.
+        case appBudget = "app_budget"
     }
 
     /// The counter family this event moves.

@@ -14,6 +14,9 @@ public final class Metrics: Sendable {
         ("keyward_rate_limited_total", "Requests refused by a rate limit or budget, by limit."),
         ("keyward_store_errors_total", "Store operations that failed, by operation."),
         ("keyward_upstream_errors_total", "Upstream transfers that failed, by provider and reason."),
+        ("keyward_credits_spent_total", "Credits charged to the daily budgets, by provider and tier."),
+        ("keyward_credits_released_total", "Credits given back for calls the provider never answered usefully, by provider and tier."),
+        ("keyward_budget_warnings_total", "Daily warnings that the app's credits crossed warn_at_percent of its ceiling."),
     ]
 
     /// Upper bounds of the upstream latency buckets, in seconds (time to response headers).
@@ -37,6 +40,7 @@ public final class Metrics: Sendable {
 
     private let state = Mutex(State())
     private let openStreamCount = Atomic<Int>(0)
+    private let appCreditsUsed = Atomic<Int>(0)
 
     /// Empty counters and histogram; the open-streams gauge at 0.
     public init() {}
@@ -47,6 +51,15 @@ public final class Metrics: Sendable {
         let key = Metrics.labelText(labels)
         state.withLock { state in state.counters[name, default: [:]][key, default: 0] += 1 }
     }
+
+    /// Adds `amount` to counter `name` for `labels` (credits, which a call moves by its cost).
+    public func increment(_ name: String, _ labels: KeyValuePairs<String, String>, by amount: Int64) {
+        let key = Metrics.labelText(labels)
+        state.withLock { state in state.counters[name, default: [:]][key, default: 0] += amount }
+    }
+
+    /// Sets the `keyward_app_credits_used` gauge: the app's credits used today as the last spend saw them.
+    public func setAppCreditsUsed(_ used: Int) { appCreditsUsed.store(used, ordering: .relaxed) }
 
     /// Adds one to `keyward_requests_total{route,provider,status}`, the counter every request moves.
     /// - Parameters: `provider` is "-" on routes without one; `status` is the HTTP status sent.
@@ -124,6 +137,8 @@ public final class Metrics: Sendable {
         }
         out += "# HELP keyward_open_streams Proxied responses currently streaming.\n# TYPE keyward_open_streams gauge\n"
         out += "keyward_open_streams \(openStreams)\n"
+        out += "# HELP keyward_app_credits_used The app's credits used today, as the latest spend saw them.\n# TYPE keyward_app_credits_used gauge\n"
+        out += "keyward_app_credits_used \(appCreditsUsed.load(ordering: .relaxed))\n"
         return out
     }
 

@@ -13,6 +13,7 @@ import Upstream
 /// | authenticate | ``SessionAuthenticator`` | the bearer session; its device not revoked (store executor unless cached) |
 /// | authorize | ``ProxyAuthorizer`` | canonical path, allowlist, body rule; the assertion (store executor) |
 /// | limit | ``limitRate(_:deviceID:writer:record:then:)`` | the per-device windows, durable before the request goes on |
+/// | spend | ``CreditGate`` | the call's credits against the device's and the app's daily budgets (store executor) |
 /// | rewrite request | ``rewriteRequest(_:body:route:segments:record:)`` | the provider's URL, headers less the client's credentials, the key |
 /// | upstream | `UpstreamClient.start` | the transfer, on this loop's libcurl multi handle |
 /// | rewrite response head | ``ProxyResponseHead`` | the upstream's head less cookies, hop-by-hop fields and key echoes |
@@ -29,11 +30,15 @@ final class ProxyPipeline: Sendable {
     let finisher: RequestFinisher
     let lifecycle: Lifecycle
     let time: any TimeSource
+    /// The spend phase; nil when spend control is off (no `[budgets]` or `[tiers]`).
+    let credits: CreditGate?
 
     init(
         providers: ProviderTable, authenticator: SessionAuthenticator, authorizer: ProxyAuthorizer,
-        asyncStore: AsyncStore, finisher: RequestFinisher, lifecycle: Lifecycle, time: any TimeSource
+        asyncStore: AsyncStore, finisher: RequestFinisher, lifecycle: Lifecycle, time: any TimeSource,
+        credits: CreditGate? = nil
     ) {
+        self.credits = credits
         self.asyncStore = asyncStore
         self.providers = providers
         self.authenticator = authenticator
@@ -53,34 +58,38 @@ final class ProxyPipeline: Sendable {
             let (request, responseHead) = try rewriteRequest(head, body: body, route: route, segments: segments, record: record)
             let (finisher, lifecycle, time) = (self.finisher, self.lifecycle, self.time)
             // Whichever thread learns the admission is durable only hands the request to the loop's client.
-            let forward: @Sendable () -> Void = {
+            let forward: @Sendable (CreditCharge?) -> Void = { _ in
                 let exchange = ProxyExchange(
                     writer: writer, record: record, method: head.method, responseHead: responseHead, finisher: finisher,
                     lifecycle: lifecycle, time: time)
                 exchange.begin(upstream.start(request, handler: exchange))
             }
             let provider = route.provider
-            let limitThenForward: @Sendable () -> Void = {
-                self.limitRate(provider, deviceID: claims.sub, writer: writer, record: record, then: forward)
+            let cost = provider.cost(method: head.method, segments: segments)
+            let limitThenForward: @Sendable (String) -> Void = { tier in
+                self.limitRate(provider, deviceID: claims.sub, writer: writer, record: record) {
+                    self.spendCredits(provider, cost: cost, deviceID: claims.sub, tier: tier, writer: writer, record: record, then: forward)
+                }
             }
-            let needsDevice = authenticator.needsDeviceCheck(claims)
-            guard needsDevice || provider.requireAssertion else { return limitThenForward() }
+            let cachedTier = authenticator.cachedTier(claims)
+            if let cachedTier, !provider.requireAssertion { return limitThenForward(cachedTier) }
             let (authenticator, authorizer) = (self.authenticator, self.authorizer)
             asyncStore.run(provider.requireAssertion ? "request_assertion" : "device_read", { _ in
                 do throws(APIError) {
-                    if needsDevice { try authenticator.confirmDevice(claims, record: record) }
+                    var tier = cachedTier ?? DeviceRecord.defaultTier
+                    if cachedTier == nil { tier = try authenticator.confirmDevice(claims, record: record) }
                     // Verified before a rate unit is spent: a request failing any check must not
                     // spend one, or junk assertions on a copied token could lock its device out.
                     if provider.requireAssertion {
                         try authorizer.checkRequestAssertion(head, body: body, claims: claims, record: record)
                     }
-                    return Result<Void, APIError>.success(())
+                    return Result<String, APIError>.success(tier)
                 } catch {
                     return .failure(error)
                 }
             }) { result in
                 switch result {
-                case .success(.success): limitThenForward()
+                case .success(.success(let tier)): limitThenForward(tier)
                 case .success(.failure(let error)): finisher.respondError(writer, record, error)
                 case .failure(let error): finisher.respondError(writer, record, StoreFailure.apiError("device_read", error, record: record))
                 }
@@ -109,6 +118,22 @@ final class ProxyPipeline: Sendable {
                 finisher.respondError(writer, record, .rateLimited(reason: "provider_rate_limited", retryAfterSeconds: retryAfter))
             case .failure(let error):
                 finisher.respondError(writer, record, StoreFailure.apiError("rate_consume", error, record: record))
+            }
+        }
+    }
+
+    /// The spend phase (``CreditGate``): `then` gets the charge once it is made, or nil when spend
+    /// control is off; a refusal answers 429 with `Retry-After`, a store failure 503.
+    func spendCredits(
+        _ provider: Provider, cost: Int, deviceID: String, tier: String, writer: ResponseWriter, record: RequestRecord,
+        then: @escaping @Sendable (CreditCharge?) -> Void
+    ) {
+        guard let credits else { return then(nil) }
+        let finisher = self.finisher
+        credits.spend(provider: provider.name, cost: cost, deviceID: deviceID, tier: tier, record: record) { result in
+            switch result {
+            case .success(let charge): then(charge)
+            case .failure(let error): finisher.respondError(writer, record, error)
             }
         }
     }

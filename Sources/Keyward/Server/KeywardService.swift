@@ -100,7 +100,8 @@ public final class KeywardService: Sendable {
                 store: store, time: time),
             authorizer: ProxyAuthorizer(
                 store: store, time: time, assertions: assertions, timestampSkewSeconds: settings.assertionTimestampSkewSeconds),
-            asyncStore: asyncStore, finisher: finisher, lifecycle: lifecycle, time: time)
+            asyncStore: asyncStore, finisher: finisher, lifecycle: lifecycle, time: time,
+            credits: settings.spend.map { CreditGate(settings: $0, asyncStore: asyncStore, logger: logger, metrics: metrics, time: time) })
     }
 
     // MARK: - Router

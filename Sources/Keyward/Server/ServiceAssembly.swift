@@ -29,6 +29,7 @@ public enum ServiceAssembly {
         settings.challengeTTLSeconds = Int64(configuration.challengeTTLSeconds)
         settings.handshakeRatePerSecond = Double(configuration.handshakePerIPPerMinute) / 60
         settings.handshakeBurst = configuration.handshakePerIPBurst
+        settings.spend = configuration.spend
         return settings
     }
 

@@ -1,6 +1,6 @@
 extension PostgresStore {
     private static let deviceColumns = """
-        id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, revoked_at, receipt
+        id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, revoked_at, receipt, tier
         """
 
     public func device(id: String) throws(StoreError) -> DeviceRecord? {
@@ -12,12 +12,12 @@ extension PostgresStore {
         return try pool.withConnection { connection throws(StoreError) in
             let inserted = try connection.query("""
                 INSERT INTO devices (\(Self.deviceColumns))
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
                 ON CONFLICT (id) DO NOTHING
                 """, [
                     .text(record.id), .text(record.platform), .bytes(record.publicKey), .int64(Int64(record.counter)),
                     .text(record.environment), .int64(record.createdAt), .int64(record.lastSeenAt),
-                    .bool(record.revoked), .int64(record.revokedAt), .bytes(record.receipt),
+                    .bool(record.revoked), .int64(record.revokedAt), .bytes(record.receipt), .text(record.tier),
                 ]).affectedRows == 1
             if inserted { return .inserted }
             // ON CONFLICT waited for any concurrent inserter to commit, and devices are never deleted.
@@ -86,7 +86,7 @@ extension PostgresStore {
         return DeviceRecord(
             id: rows.text(row, 0), platform: rows.text(row, 1), publicKey: rows.bytes(row, 2), counter: counter,
             environment: rows.text(row, 4), createdAt: try rows.int64(row, 5), lastSeenAt: try rows.int64(row, 6),
-            revoked: rows.bool(row, 7), revokedAt: try rows.optionalInt64(row, 8), receipt: rows.bytes(row, 9)
+            revoked: rows.bool(row, 7), revokedAt: try rows.optionalInt64(row, 8), receipt: rows.bytes(row, 9), tier: rows.text(row, 10)
         )
     }
 }

@@ -1,6 +1,6 @@
 extension SQLiteStore {
     private static let deviceColumns = """
-        id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, revoked_at, receipt
+        id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, revoked_at, receipt, tier
         """
 
     public func device(id: String) throws(StoreError) -> DeviceRecord? {
@@ -12,7 +12,7 @@ extension SQLiteStore {
         return try pool.withConnection { connection throws(StoreError) in
             try connection.with("""
                 INSERT INTO devices (\(Self.deviceColumns))
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
                 ON CONFLICT (id) DO NOTHING
                 """) { statement throws(StoreError) in
                 try statement.bind(1, record.id)
@@ -25,6 +25,7 @@ extension SQLiteStore {
                 try statement.bind(8, record.revoked ? 1 : 0)
                 try statement.bind(9, record.revokedAt)
                 try statement.bind(10, record.receipt)
+                try statement.bind(11, record.tier)
                 try statement.run()
             }
             if connection.changes == 1 { return .inserted }
@@ -115,7 +116,7 @@ extension SQLiteStore {
         return DeviceRecord(
             id: row.text(0), platform: row.text(1), publicKey: row.bytes(2), counter: counter,
             environment: row.text(4), createdAt: row.int64(5), lastSeenAt: row.int64(6),
-            revoked: row.int64(7) != 0, revokedAt: row.optionalInt64(8), receipt: row.bytes(9)
+            revoked: row.int64(7) != 0, revokedAt: row.optionalInt64(8), receipt: row.bytes(9), tier: row.text(10)
         )
     }
 }

@@ -1,0 +1,103 @@
+import Store
+
+/// What one admitted call was charged, kept to give it back when the provider never answered
+/// usefully (``CreditGate/release(_:)``).
+struct CreditCharge: Sendable, Equatable {
+    let deviceID: String
+    let provider: String
+    let tier: String
+    let cost: Int
+    let countsTowardApp: Bool
+    /// The UTC day charged (days since the epoch): a release gives back to that day's budgets.
+    let day: Int64
+}
+
+/// The spend phase: a call's credits (its allow rule's `cost`) charged to the device's daily
+/// budget and, unless its tier is exempt, the app's daily ceiling, before it goes upstream.
+///
+/// The charge is one store operation on the store executor (never on the loop): exact under
+/// concurrency and across instances, all or nothing. A refusal answers 429
+/// `install_budget_exhausted` or `app_budget_exhausted` with `Retry-After` until the next UTC
+/// midnight; a store failure answers 503 (fail closed: an unknown balance is not spent).
+/// The app's one warning a day is logged by the spend that won the store's conditional write.
+final class CreditGate: Sendable {
+    let settings: SpendSettings
+    let asyncStore: AsyncStore
+    let logger: Logger
+    let metrics: Metrics
+    let time: any TimeSource
+
+    init(settings: SpendSettings, asyncStore: AsyncStore, logger: Logger, metrics: Metrics, time: any TimeSource) {
+        self.settings = settings
+        self.asyncStore = asyncStore
+        self.logger = logger
+        self.metrics = metrics
+        self.time = time
+    }
+
+    /// Charges `cost` credits of `provider` to `deviceID` in `tier`; `completion` gets the charge
+    /// (to release later) or the refusal, on a store thread.
+    func spend(
+        provider: String, cost: Int, deviceID: String, tier: String, record: RequestRecord,
+        completion: @escaping @Sendable (Result<CreditCharge, APIError>) -> Void
+    ) {
+        let budget = settings.tier(tier)
+        let nowSeconds = time.nowSeconds()
+        let spend = CreditSpend(
+            deviceID: deviceID, cost: cost, installLimit: budget.installDailyCredits,
+            countsTowardApp: budget.countsTowardAppCeiling, appLimit: settings.appDailyCredits,
+            warnAt: settings.warnAtCredits, day: SpendSettings.day(ofSeconds: nowSeconds))
+        let (logger, metrics, settings) = (self.logger, self.metrics, self.settings)
+        asyncStore.run("credit_spend", { store throws(StoreError) in try store.spendCredits(spend) }) { result in
+            let decision: CreditDecision
+            switch result {
+            case .success(let answer): decision = answer
+            case .failure(let error):
+                return completion(.failure(StoreFailure.apiError("credit_spend", error, record: record)))
+            }
+            if let used = decision.appUsed { metrics.setAppCreditsUsed(used) }
+            let retryAfter = String(SpendSettings.secondsToReset(nowSeconds: nowSeconds))
+            switch decision.outcome {
+            case .installExhausted:
+                record.note(.rateLimited(.installBudget))
+                completion(.failure(APIError(.installBudgetExhausted, reason: "install_budget_exhausted", headers: [("Retry-After", retryAfter)])))
+            case .appExhausted:
+                record.note(.rateLimited(.appBudget))
+                completion(.failure(APIError(.appBudgetExhausted, reason: "app_budget_exhausted", headers: [("Retry-After", retryAfter)])))
+            case .spent:
+                if decision.warn {
+                    metrics.increment("keyward_budget_warnings_total", [:])
+                    var line = logger.line("budget_warning")
+                    line.add("app_credits_used", decision.appUsed ?? 0)
+                    line.add("app_daily_credits", settings.appDailyCredits ?? 0)
+                    line.add("warn_at_percent", settings.warnAtPercent)
+                    logger.emit(line)
+                }
+                metrics.increment("keyward_credits_spent_total", ["provider": provider, "tier": tier], by: Int64(cost))
+                completion(.success(CreditCharge(
+                    deviceID: deviceID, provider: provider, tier: tier, cost: cost,
+                    countsTowardApp: budget.countsTowardAppCeiling, day: decision.day)))
+            }
+        }
+    }
+
+    /// Gives `charge` back to its day's budgets, on the store executor (the caller does not wait).
+    /// A release that fails is logged and the credits stay spent: that only refuses early.
+    func release(_ charge: CreditCharge) {
+        let (logger, metrics) = (self.logger, self.metrics)
+        asyncStore.run("credit_release", { store throws(StoreError) in
+            try store.releaseCredits(deviceID: charge.deviceID, cost: charge.cost, countsTowardApp: charge.countsTowardApp, day: charge.day)
+        }) { result in
+            switch result {
+            case .success:
+                metrics.increment("keyward_credits_released_total", ["provider": charge.provider, "tier": charge.tier], by: Int64(charge.cost))
+            case .failure(let error):
+                metrics.count(.storeError(operation: "credit_release"))
+                var line = logger.line("store_error")
+                line.add("operation", "credit_release")
+                line.add("reason", error.reason)
+                logger.emit(line)
+            }
+        }
+    }
+}
