@@ -44,6 +44,8 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
         /// The client went away: a cancellation that follows is the client's doing, not the upstream's.
         var clientGone = false
         var bytesOut: Int64 = 0
+        /// The call's credits were given back (at most once).
+        var released = false
     }
 
     private let writer: ResponseWriter
@@ -55,11 +57,14 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
     private let time: any TimeSource
     private let sentAtMillis: Int64
     private let state = Mutex(State())
+    /// Gives the call's credits back; nil when nothing was charged.
+    private let releaseCredits: (@Sendable () -> Void)?
 
     init(
         writer: ResponseWriter, record: RequestRecord, method: String, responseHead: ProxyResponseHead,
-        finisher: RequestFinisher, lifecycle: Lifecycle, time: any TimeSource
+        finisher: RequestFinisher, lifecycle: Lifecycle, time: any TimeSource, releaseCredits: (@Sendable () -> Void)? = nil
     ) {
+        self.releaseCredits = releaseCredits
         self.writer = writer
         self.record = record
         self.method = method
@@ -84,7 +89,19 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
 
     // MARK: UpstreamResponseHandler
 
+    /// Gives the call's credits back once: the provider never answered usefully.
+    private func releaseOnce() {
+        guard let releaseCredits else { return }
+        let first = state.withLock { state -> Bool in
+            defer { state.released = true }
+            return !state.released
+        }
+        if first { releaseCredits() }
+    }
+
     func upstreamHead(status: Int, headers: [(String, String)]) {
+        // The head is the first thing the client can get, so no body byte has reached it yet.
+        if ProxyOutcome.unbilledStatuses.contains(status) { releaseOnce() }
         let seconds = Double(time.nowMillis() - sentAtMillis) / 1000
         record.update { $0.upstreamHeadSeconds = seconds }
         let clientHeaders = responseHead.clientHeaders(headers)
@@ -161,6 +178,7 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
         let clientCancelled = clientGone && error == .cancelled
         guard let stream else {
             // Nothing was sent yet: the client gets one API error.
+            if !clientGone, ProxyOutcome.isUnbilled(error, afterHead: afterHead) { releaseOnce() }
             let apiError = ProxyOutcome.apiError(error, clientGone: clientGone, headWasHeld: headWasHeld)
             if !clientCancelled && apiError.code != .badRequest {
                 record.note(.upstreamError(provider: responseHead.providerName, reason: apiError.reason))

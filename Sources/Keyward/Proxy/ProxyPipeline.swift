@@ -58,10 +58,13 @@ final class ProxyPipeline: Sendable {
             let (request, responseHead) = try rewriteRequest(head, body: body, route: route, segments: segments, record: record)
             let (finisher, lifecycle, time) = (self.finisher, self.lifecycle, self.time)
             // Whichever thread learns the admission is durable only hands the request to the loop's client.
-            let forward: @Sendable (CreditCharge?) -> Void = { _ in
+            let credits = self.credits
+            let forward: @Sendable (CreditCharge?) -> Void = { charge in
+                var release: (@Sendable () -> Void)?
+                if let charge, let credits { release = { credits.release(charge) } }
                 let exchange = ProxyExchange(
                     writer: writer, record: record, method: head.method, responseHead: responseHead, finisher: finisher,
-                    lifecycle: lifecycle, time: time)
+                    lifecycle: lifecycle, time: time, releaseCredits: release)
                 exchange.begin(upstream.start(request, handler: exchange))
             }
             let provider = route.provider
