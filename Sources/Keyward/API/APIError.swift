@@ -62,6 +62,11 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
         self.headers = headers
     }
 
+    /// The same refusal with `more` header fields appended (the `X-RateLimit-*` fields).
+    public func adding(_ more: [(String, String)]) -> APIError {
+        APIError(code, reason: reason, headers: headers + more)
+    }
+
     /// `<code> (<reason>)`, for logs and test failures.
     public var description: String { "\(code.rawValue) (\(reason))" }
 

@@ -8,6 +8,9 @@ struct CreditCharge: Sendable, Equatable {
     let tier: String
     let cost: Int
     let countsTowardApp: Bool
+    /// The device's daily budget (nil: none) and its credits used after this charge.
+    let installLimit: Int?
+    let installUsed: Int
     /// The UTC day charged (days since the epoch): a release gives back to that day's budgets.
     let day: Int64
 }
@@ -60,7 +63,9 @@ final class CreditGate: Sendable {
             switch decision.outcome {
             case .installExhausted:
                 record.note(.rateLimited(.installBudget))
-                completion(.failure(APIError(.installBudgetExhausted, reason: "install_budget_exhausted", headers: [("Retry-After", retryAfter)])))
+                let limits = [RateLimitHeaders.credits(limit: budget.installDailyCredits, used: decision.installUsed, nowSeconds: nowSeconds)]
+                completion(.failure(APIError(.installBudgetExhausted, reason: "install_budget_exhausted", headers: [("Retry-After", retryAfter)])
+                    .adding(RateLimitHeaders.fields(limits.compactMap { $0 }))))
             case .appExhausted:
                 record.note(.rateLimited(.appBudget))
                 completion(.failure(APIError(.appBudgetExhausted, reason: "app_budget_exhausted", headers: [("Retry-After", retryAfter)])))
@@ -76,7 +81,8 @@ final class CreditGate: Sendable {
                 metrics.increment("keyward_credits_spent_total", ["provider": provider, "tier": tier], by: Int64(cost))
                 completion(.success(CreditCharge(
                     deviceID: deviceID, provider: provider, tier: tier, cost: cost,
-                    countsTowardApp: budget.countsTowardAppCeiling, day: decision.day)))
+                    countsTowardApp: budget.countsTowardAppCeiling, installLimit: budget.installDailyCredits,
+                    installUsed: decision.installUsed, day: decision.day)))
             }
         }
     }

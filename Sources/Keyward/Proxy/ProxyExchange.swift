@@ -59,12 +59,16 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
     private let state = Mutex(State())
     /// Gives the call's credits back; nil when nothing was charged.
     private let releaseCredits: (@Sendable () -> Void)?
+    /// Header fields added to the provider's answer (`X-RateLimit-*`).
+    private let extraHeaders: [(String, String)]
 
     init(
         writer: ResponseWriter, record: RequestRecord, method: String, responseHead: ProxyResponseHead,
-        finisher: RequestFinisher, lifecycle: Lifecycle, time: any TimeSource, releaseCredits: (@Sendable () -> Void)? = nil
+        finisher: RequestFinisher, lifecycle: Lifecycle, time: any TimeSource, releaseCredits: (@Sendable () -> Void)? = nil,
+        extraHeaders: [(String, String)] = []
     ) {
         self.releaseCredits = releaseCredits
+        self.extraHeaders = extraHeaders
         self.writer = writer
         self.record = record
         self.method = method
@@ -104,7 +108,7 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
         if ProxyOutcome.unbilledStatuses.contains(status) { releaseOnce() }
         let seconds = Double(time.nowMillis() - sentAtMillis) / 1000
         record.update { $0.upstreamHeadSeconds = seconds }
-        let clientHeaders = responseHead.clientHeaders(headers)
+        let clientHeaders = responseHead.clientHeaders(headers) + extraHeaders
         if status == 204 || status == 304 {
             // No content by definition (RFC 9110 §15.3.5, §15.4.5): a fixed empty answer, since a
             // stream would frame an empty chunked body.

@@ -58,16 +58,17 @@ final class ProxyPipeline: Sendable {
             let (request, responseHead) = try rewriteRequest(head, body: body, route: route, segments: segments, record: record)
             let (finisher, lifecycle, time) = (self.finisher, self.lifecycle, self.time)
             // Whichever thread learns the admission is durable only hands the request to the loop's client.
+            let provider = route.provider
             let credits = self.credits
             let forward: @Sendable (CreditCharge?) -> Void = { charge in
                 var release: (@Sendable () -> Void)?
                 if let charge, let credits { release = { credits.release(charge) } }
                 let exchange = ProxyExchange(
                     writer: writer, record: record, method: head.method, responseHead: responseHead, finisher: finisher,
-                    lifecycle: lifecycle, time: time, releaseCredits: release)
+                    lifecycle: lifecycle, time: time, releaseCredits: release,
+                    extraHeaders: RateLimitHeaders.fields(self.limitsAfter(provider, deviceID: claims.sub, charge: charge)))
                 exchange.begin(upstream.start(request, handler: exchange))
             }
-            let provider = route.provider
             let cost = provider.cost(method: head.method, segments: segments)
             let limitThenForward: @Sendable (String) -> Void = { tier in
                 self.limitRate(provider, deviceID: claims.sub, writer: writer, record: record) {
@@ -118,11 +119,27 @@ final class ProxyPipeline: Sendable {
                 then()
             case .success(.limited(let retryAfter)):
                 record.note(.rateLimited(.provider))
-                finisher.respondError(writer, record, .rateLimited(reason: "provider_rate_limited", retryAfterSeconds: retryAfter))
+                let limits = self.limitsAfter(provider, deviceID: deviceID, charge: nil)
+                finisher.respondError(writer, record, APIError.rateLimited(reason: "provider_rate_limited", retryAfterSeconds: retryAfter)
+                    .adding(RateLimitHeaders.fields(limits)))
             case .failure(let error):
                 finisher.respondError(writer, record, StoreFailure.apiError("rate_consume", error, record: record))
             }
         }
+    }
+
+    /// The limits of a call of `provider` by `deviceID` as they stand: its daily credits after
+    /// `charge`, and the provider's rate windows when the store counts them in memory (SQLite).
+    func limitsAfter(_ provider: Provider, deviceID: String, charge: CreditCharge?) -> [RateLimitHeaders.Limit] {
+        var limits: [RateLimitHeaders.Limit] = []
+        if let charge, let credit = RateLimitHeaders.credits(limit: charge.installLimit, used: charge.installUsed, nowSeconds: time.nowSeconds()) {
+            limits.append(credit)
+        }
+        let windows = authorizer.rateWindows(for: provider)
+        if !windows.isEmpty, let usage = asyncStore.admissions.usage(key: "\(provider.name)|\(deviceID)", limits: windows, nowMillis: time.nowMillis()) {
+            limits += usage.map(RateLimitHeaders.window)
+        }
+        return limits
     }
 
     /// The spend phase (``CreditGate``): `then` gets the charge once it is made, or nil when spend

@@ -30,6 +30,8 @@ public final class KeywardService: Sendable {
     let lifecycle: Lifecycle
     let handshakes: HandshakeRoutes
     let proxy: ProxyPipeline
+    /// `GET /v1/usage`.
+    let usage: UsageRoute
     /// The store as requests reach it: every operation off the event loops, each with a deadline.
     public let asyncStore: AsyncStore
 
@@ -92,16 +94,19 @@ public final class KeywardService: Sendable {
         let sessionVerifier = SessionVerifier(
             keys: sessionKeys, issuer: settings.issuer, maxTTLSeconds: settings.sessionTTLSeconds,
             leewaySeconds: 60, cacheCapacity: 100_000)
+        let authenticator = SessionAuthenticator(
+            verifier: sessionVerifier,
+            deviceStatus: DeviceStatusCache(ttlMillis: settings.revocationCheckSeconds * 1000, capacity: 100_000),
+            store: store, time: time)
+        let authorizer = ProxyAuthorizer(
+            store: store, time: time, assertions: assertions, timestampSkewSeconds: settings.assertionTimestampSkewSeconds)
         proxy = ProxyPipeline(
-            providers: providers,
-            authenticator: SessionAuthenticator(
-                verifier: sessionVerifier,
-                deviceStatus: DeviceStatusCache(ttlMillis: settings.revocationCheckSeconds * 1000, capacity: 100_000),
-                store: store, time: time),
-            authorizer: ProxyAuthorizer(
-                store: store, time: time, assertions: assertions, timestampSkewSeconds: settings.assertionTimestampSkewSeconds),
+            providers: providers, authenticator: authenticator, authorizer: authorizer,
             asyncStore: asyncStore, finisher: finisher, lifecycle: lifecycle, time: time,
             credits: settings.spend.map { CreditGate(settings: $0, asyncStore: asyncStore, logger: logger, metrics: metrics, time: time) })
+        usage = UsageRoute(
+            authenticator: authenticator, authorizer: authorizer, providers: providers, asyncStore: asyncStore,
+            spend: settings.spend, finisher: finisher, time: time)
     }
 
     // MARK: - Router
@@ -143,6 +148,8 @@ public final class KeywardService: Sendable {
                         finisher.respondJSON(writer, record, status: 200, "{\"status\":\"ready\"}")
                     }
                 }
+            case .usage:
+                try usage.handle(head, writer: writer, record: record)
             case .unknown, .refused, .proxy:
                 throw APIError(.notFound, reason: "route_unknown")
             }

@@ -7,6 +7,8 @@ enum Route: String, Sendable {
     case attestAndroid = "attest_android"
     case healthz
     case readyz
+    /// `GET /v1/usage`.
+    case usage
     /// `/p/<provider>/…`.
     case proxy
     /// No route matched (404).
@@ -27,6 +29,7 @@ enum Route: String, Sendable {
         case "/v1/attest/android": self = .attestAndroid
         case "/healthz": self = .healthz
         case "/readyz": self = .readyz
+        case "/v1/usage": self = .usage
         default: self = .unknown
         }
     }
