@@ -71,13 +71,13 @@ swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" fuzz/FuzzSessionToken.swift "$OUT/l
 swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" fuzz/FuzzIntegrityToken.swift "$OUT/libPlayIntegrity.a" \
     "$OUT/libKeywardCrypto.a" "$OUT/libKeywardSupport.a" "$OUT/openssl_shims.o" -lssl -lcrypto -o "$OUT/fuzz-integrity"
 
-# Seed corpus: the real vectors (decoded from base64), read where they lie.
+# Seed corpus: the real vectors (decoded from base64), kept in Tests/Fixtures/vectors.
 SEEDS="$OUT/seeds"
 mkdir -p "$SEEDS"
 python3 - "$SEEDS" <<'PY'
 import base64, glob, os, sys
 out = sys.argv[1]
-for path in glob.glob("../shared/vectors/appattest/*/*.b64*"):
+for path in glob.glob("Tests/Fixtures/vectors/appattest/*/*.b64*"):
     text = "".join(open(path).read().split()).replace("-", "+").replace("_", "/")
     data = base64.b64decode(text + "=" * (-len(text) % 4))
     name = path.split("/")[-2] + "-" + os.path.basename(path)

@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# Checks that the production `keyward` executable carries no simulator and no test trust anchor:
+# Checks the production `keyward` executable, built as README says
+# (`swift build -c release --product keyward --static-swift-stdlib`):
 # 1. the link graph: no target `KeywardCLI` depends on, directly or not, is `DeviceSimulator` or
 #    `KeywardDemo` (read from `swift package describe --type json`, so it holds for every build
 #    configuration, release included);
-# 2. the built binary: `strings` finds none of the simulator's type names in it.
-# Usage: scripts/check-release-binary.sh [path/to/keyward]   (default: the debug build's).
+# 2. the built binary: `strings` finds none of the simulator's type names in it;
+# 3. it runs on a host without the Swift toolchain: `ldd` lists no library from the toolchain's
+#    folder, and with that folder hidden (an empty tmpfs mounted over it in a private mount
+#    namespace; as another user, inside a user namespace) it prints its usage and generates a
+#    session key.
+# Usage: scripts/check-release-binary.sh [path/to/keyward]   (default: the release build's).
 # scripts/test.sh passes the release build of the `keyward` product alone (about 90 s from scratch
-# on two busy cores).
+# on two busy cores); deploy/check/containerfile.sh passes the one the Containerfile's line built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-binary="${1:-$(swift build --show-bin-path)/keyward}"
+binary="${1:-$(swift build -c release --show-bin-path)/keyward}"
 forbidden_targets="DeviceSimulator KeywardDemo"
 forbidden_strings="TestTrustAnchor SimulatedAppleDevice FakeGooglePlayIntegrity"
 
@@ -39,3 +44,23 @@ if [ -n "$found" ]; then
   exit 1
 fi
 echo "check-release-binary: $binary links no simulator, no test trust anchor"
+
+toolchain=$(dirname "$(dirname "$(dirname "$(realpath "$(command -v swift)")")")")   # …/usr/bin/swift → …
+if ldd "$binary" | grep -F "$toolchain/"; then
+  echo "check-release-binary: $binary loads libraries from $toolchain (built without --static-swift-stdlib?)" >&2
+  exit 1
+fi
+echo "check-release-binary: ldd lists nothing from $toolchain"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+# Root mounts in a private namespace; anyone else gets one through a user namespace.
+namespace=(unshare --mount)
+[ "$(id -u)" -eq 0 ] || namespace=(unshare --mount --map-root-user)
+"${namespace[@]}" sh -c '
+  mount -t tmpfs none "$1" && [ -z "$(ls -A "$1")" ] || exit 3
+  "$2" --help > /dev/null && "$2" keys generate --out "$3/key" 2> /dev/null && grep -q "BEGIN PRIVATE KEY" "$3/key"
+' sh "$toolchain" "$binary" "$out" || {
+  echo "check-release-binary: $binary does not run with $toolchain hidden" >&2
+  exit 1
+}
+echo "check-release-binary: runs with $toolchain hidden (--help, keys generate)"

@@ -6,6 +6,7 @@ packages=(
   pkg-config libssl-dev libcurl4-openssl-dev libsqlite3-dev libpq-dev
   libmicrohttpd-dev libtomlplusplus-dev
   postgresql pgbouncer curl openssl
+  python3-seccomp python3-yaml systemd nginx
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -194,8 +194,8 @@ public final class HTTPServer: Sendable {
         stop()
     }
 
-    /// Stops accepting connections (they wait in the listen backlog until ``stop()`` refuses
-    /// them); requests on open connections are still served. The first step of ``drain(gracePeriodMilliseconds:)``,
+    /// Stops accepting connections (they wait in the listen backlog until ``stop()`` or
+    /// ``closeQuiescedListener()`` refuses them); requests on open connections are still served. The first step of ``drain(gracePeriodMilliseconds:)``,
     /// for owners that drain several servers against one deadline. Any thread.
     /// - Returns: false when the server is not running.
     @discardableResult
@@ -208,6 +208,19 @@ public final class HTTPServer: Sendable {
                 lifecycle = .running(running)
             }
             return true
+        }
+    }
+
+    /// Takes the listening socket ``quiesce()`` took back out of the listening state
+    /// (`shutdown(2)`; Linux then answers new connections with a reset, ECONNREFUSED to the
+    /// client, so a front moves on to another instance) instead of leaving them in the backlog
+    /// until ``stop()``. The descriptor itself stays open until ``stop()``, as libmicrohttpd
+    /// requires of a quiesced socket. Connections already accepted are served on. No effect
+    /// unless quiesced. Any thread.
+    public func closeQuiescedListener() {
+        lifecycle.withLock { lifecycle in
+            guard case .running(let running) = lifecycle, let socket = running.quiescedSocket else { return }
+            _ = shutdown(socket, Int32(SHUT_RDWR))
         }
     }
 

@@ -3,7 +3,7 @@ import Foundation
 import KeywardCrypto
 
 /// `keyward-bench verify [--seconds S] [--vectors DIR]`: App Attest verification throughput on one
-/// core over the real vectors (`../shared/vectors/appattest`), next to the OpenSSL floor measured in
+/// core over the real vectors (`Tests/Fixtures/vectors/appattest`), next to the OpenSSL floor measured in
 /// the same run.
 ///
 /// - attestations/s: every `valid` attestation vector, round-robin, through `AttestationVerifier.verify`
@@ -18,7 +18,7 @@ enum VerifyBenchmark {
     static func run(_ arguments: [String]) -> Int32 {
         var seconds = 3.0
         var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("../shared/vectors/appattest").standardizedFileURL.path
+            .deletingLastPathComponent().appendingPathComponent("Tests/Fixtures/vectors/appattest").standardizedFileURL.path
         var index = 0
         while index < arguments.count {
             switch (arguments[index], index + 1 < arguments.count ? arguments[index + 1] : nil) {

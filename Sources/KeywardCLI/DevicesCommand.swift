@@ -7,18 +7,21 @@ enum DevicesCommand {
     static let usage = """
         usage: keyward devices list    [--config FILE] [--before DATE]
                keyward devices show    [--config FILE] --id ID
-               keyward devices revoke  [--config FILE] (--id ID | --before DATE)
+               keyward devices revoke  [--config FILE] (--id ID | --before DATE (--dry-run | --yes))
                keyward devices unrevoke [--config FILE] --id ID
 
         DATE is 2026-11-29, 2026-11-29T13:05:00Z or unix seconds. `revoke --before` revokes every
-        device attested before that time (for example after a compromised build was withdrawn).
+        device attested before that time (for example after a compromised build was withdrawn):
+        with --dry-run it lists them and says how many it would revoke; --yes revokes them; with
+        neither it only says how many there are and exits 2.
         A revoked device's sessions stop working within 60 s; it cannot attest or assert again.
 
         exit codes: 0 done, 1 not found or failure, 2 usage error
         """
 
     static func run(_ arguments: [String]) -> Int32 {
-        guard let options = CLIOutput.options(arguments, command: "devices", usage: usage, valueFlags: ["config", "id", "before"], positional: 1...1)
+        guard let options = CLIOutput.options(arguments, command: "devices", usage: usage, valueFlags: ["config", "id", "before"],
+                                               switchFlags: ["dry-run", "yes"], positional: 1...1)
         else { return 2 }
         if options.has("help") { print(usage); return 0 }
         guard let action = options.positional.first, options.positional.count == 1,
@@ -44,7 +47,15 @@ enum DevicesCommand {
                 CLIOutput.error("keyward devices revoke: give --id or --before (one of them)\n\n\(usage)")
                 return 2
             }
-        default: break
+            guard !(options.has("dry-run") && options.has("yes")), before != nil || !(options.has("dry-run") || options.has("yes")) else {
+                CLIOutput.error("keyward devices revoke: --dry-run and --yes go with --before, one of them\n\n\(usage)")
+                return 2
+            }
+        default:
+            guard !options.has("dry-run"), !options.has("yes") else {
+                CLIOutput.error("keyward devices \(action): --dry-run and --yes belong to revoke --before\n\n\(usage)")
+                return 2
+            }
         }
         guard let configuration = CLIOutput.configuration(options, command: "devices") else { return 1 }
         do {
@@ -64,8 +75,18 @@ enum DevicesCommand {
                 print(details(device))
             case "revoke" where before != nil:
                 let devices = try store.listDevices(attestedBefore: before).filter { !$0.revoked }
-                for device in devices { _ = try store.setRevoked(deviceID: device.id, true, now: now) }
-                print("revoked \(devices.count) device\(devices.count == 1 ? "" : "s") attested before \(CLIOutput.isoTime(before ?? 0))")
+                let what = "\(devices.count) device\(devices.count == 1 ? "" : "s") attested before \(CLIOutput.isoTime(before ?? 0))"
+                if options.has("dry-run") {
+                    for device in devices { print(row(device)) }
+                    print("would revoke \(what) (dry run: nothing changed)")
+                } else if options.has("yes") {
+                    for device in devices { _ = try store.setRevoked(deviceID: device.id, true, now: now) }
+                    print("revoked \(what)")
+                } else {
+                    CLIOutput.error("keyward devices revoke: this would revoke \(what); nothing changed. "
+                        + "Add --dry-run to list them or --yes to revoke them.")
+                    return 2
+                }
             default:
                 let revoke = action == "revoke"
                 guard try store.setRevoked(deviceID: id ?? "", revoke, now: now) else {

@@ -15,9 +15,11 @@ enum KeysCommand {
                   thumbprint) on standard error. Point KEYWARD_SESSION_KEY_FILE at FILE.
         rotate    appends the current key's public half to the retired file, then replaces the key
                   file with a new key. Point KEYWARD_SESSION_KEY_FILE at the key file and
-                  KEYWARD_SESSION_KEYS_RETIRED_FILE at the retired file, then restart each instance:
-                  new sessions are signed with the new key, sessions signed with the old one keep
-                  working until they expire. After one session TTL, the retired file can be emptied.
+                  KEYWARD_SESSION_KEYS_RETIRED_FILE at the retired file, then SIGHUP (or restart)
+                  the instance: new sessions are signed with the new key, sessions signed with the
+                  old one keep working until they expire. After one session TTL, the retired file
+                  can be emptied. With several instances this is not enough (one would sign with a
+                  key the others do not know yet): follow README, "Rotating the session key".
         kid       prints the key id of a key file.
 
         exit codes: 0 done, 1 failure, 2 usage error
@@ -52,7 +54,7 @@ enum KeysCommand {
                 let next = try ECPrivateKey.generate(.p256)
                 try writePrivate(try next.pkcs8PEM, to: keyFile)
                 print("retired kid \(SessionKeySet.thumbprintKID(for: current.publicKey)) (kept for verification in \(retiredFile))")
-                print("active  kid \(SessionKeySet.thumbprintKID(for: next.publicKey)) (\(keyFile)); restart each instance to sign with it")
+                print("active  kid \(SessionKeySet.thumbprintKID(for: next.publicKey)) (\(keyFile)); SIGHUP the instance to sign with it")
                 return 0
             case "kid" where options.positional.count == 1:
                 let key = try readKey(try options.required("key-file"))

@@ -48,6 +48,10 @@ public final class LocalDeployment: Sendable {
     ///   - trustAppleRoot: verify against Apple's real root instead of the test anchor (replaying
     ///     attestations captured from real devices).
     ///   - shards: the public listener's event loops, as `serve` runs them (see `Shard`), at least 1.
+    ///   - sessionKeys: reads the session key set, at start and on each `server.reload()` (as
+    ///     `serve` reads its key files on SIGHUP); nil: one generated key, never reloaded.
+    ///   - anchor: the test App Attest anchor to trust; nil: a new one. Two deployments given one
+    ///     anchor accept each other's simulated devices (several instances of one service).
     /// - Throws: whatever the first failing step throws: a Foundation file error (folder,
     ///   `providers.toml`), `StoreError`, `CryptoError` (anchor, key), the registry's load error,
     ///   `ProviderTableError` (a secret not in `secrets`), `SessionError`, `HTTPServerError` (bind).
@@ -59,7 +63,9 @@ public final class LocalDeployment: Sendable {
         store storeURL: String? = nil,
         wrapStore: (any Store) -> any Store = { $0 },
         trustAppleRoot: Bool = false,
-        shards: Int = 2
+        shards: Int = 2,
+        sessionKeys readKeys: (@Sendable () throws -> SessionKeySet)? = nil,
+        anchor sharedAnchor: TestTrustAnchor? = nil
     ) throws {
         directory = FileManager.default.temporaryDirectory.path + "/keyward-" + Hex.encode(SecureRandom.bytes(6))
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -72,12 +78,31 @@ public final class LocalDeployment: Sendable {
         self.store = store
         // As `serve` does: the backend's own admissions over the opened store; a wrapped store
         // (a test double) keeps the wrapper's view by running everything through it.
-        let asyncStore = opened as AnyObject === store as AnyObject
-            ? try AsyncStore(store: store, nowMillis: time.nowMillis()) : AsyncStore(executorFor: store)
+        let asyncStore: AsyncStore
+        if opened as AnyObject === store as AnyObject {
+            let limited: Result<AsyncStore, StoreError>
+            do { limited = .success(try AsyncStore(store: store, nowMillis: time.nowMillis())) } catch { limited = .failure(error) }
+            switch limited {
+            case .success(let ready): asyncStore = ready
+            case .failure(let error) where error.reason == "sqlite_limits_locked":
+                // A second deployment on one SQLite file (tests of several instances): `serve`
+                // refuses this; here both share the store's exact sliding log through the file.
+                asyncStore = AsyncStore(executorFor: store)
+            case .failure(let error): throw error
+            }
+        } else {
+            asyncStore = AsyncStore(executorFor: store)
+        }
         let nowSeconds = time.nowSeconds()
-        anchor = try TestTrustAnchor.generate(validFrom: nowSeconds - 86_400, validUntil: nowSeconds + 365 * 86_400)
-        sessionKey = try ECPrivateKey.generate(.p256)
-        let keys = try SessionKeySet(active: (kid: SessionKeySet.thumbprintKID(for: sessionKey.publicKey), key: sessionKey), verifyOnly: [])
+        anchor = try sharedAnchor ?? TestTrustAnchor.generate(validFrom: nowSeconds - 86_400, validUntil: nowSeconds + 365 * 86_400)
+        let keys: SessionKeySet
+        if let readKeys {
+            keys = try readKeys()
+            sessionKey = keys.activeKey
+        } else {
+            sessionKey = try ECPrivateKey.generate(.p256)
+            keys = try SessionKeySet(active: (kid: SessionKeySet.thumbprintKID(for: sessionKey.publicKey), key: sessionKey), verifyOnly: [])
+        }
 
         let secretSource = SecretSource(environment: secrets)
         let registry = try ProviderRegistry.load(path: providersPath)
@@ -100,6 +125,7 @@ public final class LocalDeployment: Sendable {
                 let registry = try ProviderRegistry.load(path: providersPath)
                 return try ProviderTable.resolve(registry, secrets: secretSource)
             },
+            reloadSessionKeys: readKeys,
             shards: shards)
         try server.start()
     }

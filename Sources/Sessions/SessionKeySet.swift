@@ -29,6 +29,9 @@ public struct SessionKeySet: Sendable {
         verificationKeys = keys
     }
 
+    /// The `kid`s of the keys that only verify, sorted (for logs: a rotation's state at a glance).
+    public var verifyOnlyKIDs: [String] { verificationKeys.keys.filter { $0 != activeKID }.sorted() }
+
     /// The key `kid` names, or `nil`.
     public func verificationKey(kid: String) -> ECPublicKey? { verificationKeys[kid] }
 

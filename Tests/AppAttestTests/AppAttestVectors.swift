@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// One entry of `../shared/vectors/appattest/<source>/params.json` (see the vectors README).
+/// One entry of `Tests/Fixtures/vectors/appattest/<source>/params.json` (see the vectors README).
 struct AppAttestVector: Decodable {
     let kind: String
     let file: String
@@ -51,8 +51,8 @@ enum AppAttestVectors {
     static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
 
-    /// `<root>/../shared/vectors/appattest`.
-    static let directory = repositoryRoot.appendingPathComponent("../shared/vectors/appattest").standardizedFileURL
+    /// `<root>/Tests/Fixtures/vectors/appattest`.
+    static let directory = repositoryRoot.appendingPathComponent("Tests/Fixtures/vectors/appattest").standardizedFileURL
 
     /// Every vector of every `params.json`, in folder order.
     static func all() throws -> [AppAttestVector] {

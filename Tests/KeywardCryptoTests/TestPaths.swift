@@ -1,11 +1,12 @@
 import Foundation
 
-/// Locates shared test vectors next to the repository: `<repo>/../shared/vectors/…` (CONTRACTS.md).
+/// Locates the repository's test vectors: `<repo>/Tests/Fixtures/vectors/…` (their provenance is in
+/// `Tests/Fixtures/vectors/README.md` and each folder's `PROVENANCE.md`).
 enum TestPaths {
     static var vectors: URL {
         URL(fileURLWithPath: #filePath)          // <repo>/Tests/KeywardCryptoTests/TestPaths.swift
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("shared/vectors")
+            .deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/vectors")
     }
 
     static func text(_ relativePath: String) throws -> String {

@@ -273,6 +273,8 @@ final class CommandLineTests: XCTestCase {
             team_id = "ABCDE12345"
             bundle_ids = ["com.example.app"]
             environment = "production"
+            [shutdown]
+            readiness_grace_seconds = 0
             """)
         let environment = ["KEYWARD_SESSION_KEY": Self.sessionKeyPEM, "UP_KEY": "up-key"]
         let minted = try KeywardBinary.run(
@@ -323,6 +325,25 @@ final class CommandLineTests: XCTestCase {
         // The operator's side of revocation (its effect on live sessions is pinned in ProxyEndToEndTests).
         let revoked = try KeywardBinary.run(["devices", "revoke", "--config", config, "--id", "load-test-1"], environment: environment)
         XCTAssertEqual(revoked.status, 0, revoked.stderr)
+        // Bulk revocation says how many first and needs --dry-run or --yes.
+        for extra in ["load-test-2", "load-test-3"] {
+            let registered = try KeywardBinary.run(
+                ["sessions", "mint", "--config", config, "--device", extra, "--register", "--token-only"], environment: environment)
+            XCTAssertEqual(registered.status, 0, registered.stderr)
+        }
+        let unconfirmed = try KeywardBinary.run(["devices", "revoke", "--config", config, "--before", "2100-01-01"], environment: environment)
+        XCTAssertEqual(unconfirmed.status, 2)
+        XCTAssertTrue(unconfirmed.stderr.contains("would revoke 2 devices attested before 2100-01-01T00:00:00Z"), unconfirmed.stderr)
+        let dryRun = try KeywardBinary.run(["devices", "revoke", "--config", config, "--before", "2100-01-01", "--dry-run"], environment: environment)
+        XCTAssertEqual(dryRun.status, 0, dryRun.stderr)
+        XCTAssertTrue(dryRun.stdout.contains("load-test-2") && dryRun.stdout.contains("would revoke 2 devices"), dryRun.stdout)
+        XCTAssertFalse(try KeywardBinary.run(["devices", "list", "--config", config], environment: environment).stdout
+            .split(separator: "\n").contains { $0.contains("load-test-2") && $0.hasSuffix("yes") }, "a dry run changed nothing")
+        let both = try KeywardBinary.run(["devices", "revoke", "--config", config, "--before", "2100-01-01", "--dry-run", "--yes"], environment: environment)
+        XCTAssertEqual(both.status, 2)
+        let confirmed = try KeywardBinary.run(["devices", "revoke", "--config", config, "--before", "2100-01-01", "--yes"], environment: environment)
+        XCTAssertEqual(confirmed.status, 0, confirmed.stderr)
+        XCTAssertTrue(confirmed.stdout.contains("revoked 2 devices"), confirmed.stdout)
         let listed = try KeywardBinary.run(["devices", "list", "--config", config], environment: environment)
         XCTAssertTrue(listed.stdout.contains("load-test-1"))
         XCTAssertTrue(listed.stdout.contains("yes"))

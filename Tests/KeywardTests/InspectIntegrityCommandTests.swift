@@ -10,7 +10,7 @@ import XCTest
 final class InspectIntegrityCommandTests: XCTestCase {
     static let examples = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("../shared/vectors/playintegrity/google-docs-verdict-examples").path
+        .appendingPathComponent("Tests/Fixtures/vectors/playintegrity/google-docs-verdict-examples").path
 
     let challenge = [UInt8](repeating: 9, count: 32)
     let installID = "0b6f7c1e-2a3d-4e5f-8a9b-0c1d2e3f4a5b"

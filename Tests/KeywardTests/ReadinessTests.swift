@@ -70,6 +70,7 @@ final class ReadinessTests: XCTestCase {
             admin = "127.0.0.1:\(freeLoopbackPort())"
             [store]
             url = "sqlite://\(database)"
+            start_attempts = 1
             """)
     }
 

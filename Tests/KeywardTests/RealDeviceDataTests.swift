@@ -4,12 +4,12 @@ import KeywardDemo
 import KeywardCrypto
 import XCTest
 
-/// A real iPhone's attestation and assertion (../shared/vectors/appattest/devicecheck-appattest,
+/// A real iPhone's attestation and assertion (Tests/Fixtures/vectors/appattest/devicecheck-appattest,
 /// iOS 14.2), replayed over HTTP against a server whose clock is pinned to the capture time.
 final class RealDeviceDataTests: XCTestCase {
     static let vectors = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("../shared/vectors/appattest/devicecheck-appattest").standardized.path
+        .appendingPathComponent("Tests/Fixtures/vectors/appattest/devicecheck-appattest").standardized.path
 
     /// A registry needs one provider; this test never proxies.
     static let unusedProvider = """

@@ -3,12 +3,12 @@ import KeywardCrypto
 import PlayIntegrity
 import XCTest
 
-/// Google's documented verdict examples (../shared/vectors/playintegrity/google-docs-verdict-examples)
+/// Google's documented verdict examples (Tests/Fixtures/vectors/playintegrity/google-docs-verdict-examples)
 /// evaluate as their params.json says.
 final class GoogleVerdictExampleTests: XCTestCase {
     static let folder = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("../shared/vectors/playintegrity/google-docs-verdict-examples")
+        .appendingPathComponent("Tests/Fixtures/vectors/playintegrity/google-docs-verdict-examples")
 
     struct Vector: Decodable {
         let file: String

@@ -28,6 +28,25 @@ public struct KeywardConfiguration: Sendable, Equatable {
     public var handshakePerIPPerMinute = 60
     /// …and bucket size (default 20).
     public var handshakePerIPBurst = 20
+    /// Peers whose `X-Forwarded-For` / `Forwarded` header names the client (a TLS front, a load
+    /// balancer); from any other peer those headers are ignored. Empty by default: the client is
+    /// the TCP peer.
+    public var trustedProxies = TrustedProxies()
+    /// The most client connections the proxy listener holds at once; nil = sized from the
+    /// open-file limit when `serve` starts (see `ConnectionBudget`).
+    public var maxConnections: Int?
+    /// The largest request head the proxy listener reads (request line and fields), bytes
+    /// (2048-65536, default 16384); over it, 431. Each connection holds a buffer of about this
+    /// plus 18 KiB for as long as it is open, so it is most of what a held stream costs.
+    public var maxHeaderBytes = 16_384
+    /// How many times `serve` tries to open the store before giving up (1-1000, default 30).
+    public var storeStartAttempts = 30
+    /// Seconds between those tries (1-60, default 2).
+    public var storeStartRetrySeconds = 2
+    /// After SIGTERM, seconds `/readyz` answers 503 while the listeners still serve (0-300, default 5).
+    public var readinessGraceSeconds = 5
+    /// Then, seconds open requests and streams get to finish before they are cut (0-3600, default 30).
+    public var drainSeconds = 30
     /// providers.toml, resolved against keyward.toml's directory when relative (default `providers.toml`).
     public var providersPath = "providers.toml"
     /// iOS, or nil when off.

@@ -13,10 +13,11 @@ struct KeywardConfigurationFile: Decodable {
     var android: Android?
     var budgets: Budgets?
     var tiers: [String: Tier]?
+    var shutdown: Shutdown?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case providersFile = "providers_file"
-        case listen, store, sessions, challenges, handshake, apple, android, budgets, tiers
+        case listen, store, sessions, challenges, handshake, apple, android, budgets, tiers, shutdown
     }
 
     struct Budgets: Decodable {
@@ -42,17 +43,38 @@ struct KeywardConfigurationFile: Decodable {
     struct Listen: Decodable {
         var proxy: String?
         var admin: String?
-        enum CodingKeys: String, CodingKey, CaseIterable { case proxy, admin }
+        var trustedProxies: [String]?
+        var maxConnections: Int?
+        var maxHeaderBytes: Int?
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case proxy, admin
+            case trustedProxies = "trusted_proxies"
+            case maxConnections = "max_connections"
+            case maxHeaderBytes = "max_header_bytes"
+        }
     }
 
     struct Store: Decodable {
         var url: String?
         var poolSize: Int?
         var operationTimeoutMs: Int?
+        var startAttempts: Int?
+        var startRetrySeconds: Int?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case url
             case poolSize = "pool_size"
             case operationTimeoutMs = "operation_timeout_ms"
+            case startAttempts = "start_attempts"
+            case startRetrySeconds = "start_retry_seconds"
+        }
+    }
+
+    struct Shutdown: Decodable {
+        var readinessGraceSeconds: Int?
+        var drainSeconds: Int?
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case readinessGraceSeconds = "readiness_grace_seconds"
+            case drainSeconds = "drain_seconds"
         }
     }
 

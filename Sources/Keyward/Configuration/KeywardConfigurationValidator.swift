@@ -20,6 +20,12 @@ struct KeywardConfigurationValidator {
     static let freshnessRange = 10...3_600
     static let dailyCreditsRange = 1...1_000_000_000
     static let warnPercentRange = 1...100
+    static let maxConnectionsRange = 16...1_000_000
+    static let maxHeaderBytesRange = 2_048...65_536
+    static let storeStartAttemptsRange = 1...1_000
+    static let storeStartRetryRange = 1...60
+    static let readinessGraceRange = 0...300
+    static let drainRange = 0...3_600
 
     init(document: TOMLDocument) { self.document = document }
 
@@ -55,6 +61,20 @@ struct KeywardConfigurationValidator {
             fail("must not be the proxy's address (\(configuration.proxyListen)): /metrics would face the apps", "listen", "admin")
         }
 
+        for (index, text) in (file.listen?.trustedProxies ?? []).enumerated() {
+            if let range = AddressRange.parse(text) { configuration.trustedProxies.ranges.append(range) } else {
+                errors.append(document.error(
+                    "must be an IPv4 or IPv6 address or CIDR range, e.g. 10.0.0.0/8 or fd00::/8",
+                    at: TOMLKeyPath([.key("listen"), .key("trusted_proxies"), .index(index)])))
+            }
+        }
+        if let limit = checkRange(file.listen?.maxConnections, Self.maxConnectionsRange, unit: "", "listen", "max_connections") {
+            configuration.maxConnections = limit
+        }
+        if let bytes = checkRange(file.listen?.maxHeaderBytes, Self.maxHeaderBytesRange, unit: " bytes", "listen", "max_header_bytes") {
+            configuration.maxHeaderBytes = bytes
+        }
+
         if let url = file.store?.url {
             if let problem = Self.storeURLProblem(url) { fail(problem, "store", "url") } else { configuration.storeURL = url }
         }
@@ -63,6 +83,18 @@ struct KeywardConfigurationValidator {
         }
         if let timeout = checkRange(file.store?.operationTimeoutMs, Self.storeTimeoutRange, unit: " ms", "store", "operation_timeout_ms") {
             configuration.storeOperationTimeoutMillis = timeout
+        }
+        if let attempts = checkRange(file.store?.startAttempts, Self.storeStartAttemptsRange, unit: "", "store", "start_attempts") {
+            configuration.storeStartAttempts = attempts
+        }
+        if let seconds = checkRange(file.store?.startRetrySeconds, Self.storeStartRetryRange, unit: " seconds", "store", "start_retry_seconds") {
+            configuration.storeStartRetrySeconds = seconds
+        }
+        if let seconds = checkRange(file.shutdown?.readinessGraceSeconds, Self.readinessGraceRange, unit: " seconds", "shutdown", "readiness_grace_seconds") {
+            configuration.readinessGraceSeconds = seconds
+        }
+        if let seconds = checkRange(file.shutdown?.drainSeconds, Self.drainRange, unit: " seconds", "shutdown", "drain_seconds") {
+            configuration.drainSeconds = seconds
         }
 
         if let ttl = checkRange(file.sessions?.ttlSeconds, Self.sessionTTLRange, unit: " seconds", "sessions", "ttl_seconds") {

@@ -55,7 +55,7 @@ struct HandshakeRoutes: Sendable {
     /// The gate: `POST` only, and the per-client-IP token bucket.
     private func admit(_ head: HTTPRequestHead, _ record: RequestRecord) throws(APIError) {
         guard head.method == "POST" else { throw .methodNotAllowed(allow: "POST") }
-        if let retryAfter = clientLimiter.acquire(address: head.remoteAddress, nowMillis: time.nowMillis()) {
+        if let retryAfter = clientLimiter.acquire(address: record.limiterKey, nowMillis: time.nowMillis()) {
             record.note(.rateLimited(.handshakeIP))
             throw .rateLimited(reason: "client_ip_limited", retryAfterSeconds: retryAfter)
         }

@@ -2,7 +2,8 @@ import Sessions
 
 /// The last step of every handshake: a signed session for the device that proved itself.
 struct SessionGrants: Sendable {
-    let issuer: SessionIssuer
+    /// The signer in force (swapped on SIGHUP).
+    let keys: SessionKeysInForce
     let time: any TimeSource
 
     /// Signs a session for `deviceID` and renders `{"token": "<JWT>", "expires_at": <unix seconds>}`
@@ -11,7 +12,7 @@ struct SessionGrants: Sendable {
     func grant(deviceID: String, platform: SessionPlatform, record: RequestRecord) throws(APIError) -> String {
         let session: (token: String, expiresAt: Int64)
         do {
-            session = try issuer.issue(deviceID: deviceID, platform: platform, now: time.nowSeconds())
+            session = try keys.issuer.issue(deviceID: deviceID, platform: platform, now: time.nowSeconds())
         } catch {
             throw APIError(.internalError, reason: "session_sign_failed")
         }

@@ -37,6 +37,8 @@ public enum MetricEvent: Sendable, Equatable {
         case installBudget = "install_budget"
         /// The app's daily credit ceiling.
         case appBudget = "app_budget"
+        /// A provider's `max_upstream_connections` (requests in flight from this instance).
+        case upstreamConnections = "upstream_connections"
     }
 
     /// The counter family this event moves.

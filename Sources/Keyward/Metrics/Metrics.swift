@@ -17,6 +17,7 @@ public final class Metrics: Sendable {
         ("keyward_credits_spent_total", "Credits charged to the daily budgets, by provider and tier."),
         ("keyward_credits_released_total", "Credits given back for calls the provider never answered usefully, by provider and tier."),
         ("keyward_budget_warnings_total", "Daily warnings that the app's credits crossed warn_at_percent of its ceiling."),
+        ("keyward_config_reloads_total", "SIGHUP reloads, by outcome (ok or refused)."),
     ]
 
     /// Upper bounds of the upstream latency buckets, in seconds (time to response headers).
@@ -41,6 +42,10 @@ public final class Metrics: Sendable {
     private let state = Mutex(State())
     private let openStreamCount = Atomic<Int>(0)
     private let appCreditsUsed = Atomic<Int>(0)
+    /// 1 when the last reload (or the start, before any) took effect, 0 when it was refused.
+    private let lastReloadSucceeded = Atomic<Int>(1)
+    /// Unix seconds of the last reload that took effect; 0 before the first.
+    private let lastReloadSuccessSeconds = Atomic<Int64>(0)
 
     /// Empty counters and histogram; the open-streams gauge at 0.
     public init() {}
@@ -101,6 +106,15 @@ public final class Metrics: Sendable {
         }
     }
 
+    /// Records a SIGHUP reload: `keyward_config_reloads_total{outcome}`, the
+    /// `keyward_config_last_reload_successful` gauge and, when it took effect,
+    /// `keyward_config_last_reload_success_timestamp_seconds` (`nowSeconds`, Unix seconds).
+    public func recordReload(succeeded: Bool, nowSeconds: Int64) {
+        increment("keyward_config_reloads_total", ["outcome": succeeded ? "ok" : "refused"])
+        lastReloadSucceeded.store(succeeded ? 1 : 0, ordering: .relaxed)
+        if succeeded { lastReloadSuccessSeconds.store(nowSeconds, ordering: .relaxed) }
+    }
+
     /// A proxied response stream opened: `keyward_open_streams` +1.
     public func streamOpened() { openStreamCount.add(1, ordering: .relaxed) }
     /// A proxied response stream ended, however it ended: `keyward_open_streams` −1, once per `streamOpened()`.
@@ -139,6 +153,13 @@ public final class Metrics: Sendable {
         out += "keyward_open_streams \(openStreams)\n"
         out += "# HELP keyward_app_credits_used The app's credits used today, as the latest spend saw them.\n# TYPE keyward_app_credits_used gauge\n"
         out += "keyward_app_credits_used \(appCreditsUsed.load(ordering: .relaxed))\n"
+        out += "# HELP keyward_config_last_reload_successful Whether the last SIGHUP reload took effect (1) or was refused (0).\n"
+        out += "# TYPE keyward_config_last_reload_successful gauge\n"
+        out += "keyward_config_last_reload_successful \(lastReloadSucceeded.load(ordering: .relaxed))\n"
+        out += "# HELP keyward_config_last_reload_success_timestamp_seconds When the last reload took effect (Unix seconds; 0: none yet).\n"
+        out += "# TYPE keyward_config_last_reload_success_timestamp_seconds gauge\n"
+        out += "keyward_config_last_reload_success_timestamp_seconds \(lastReloadSuccessSeconds.load(ordering: .relaxed))\n"
+        out += ProcessMetrics.render()
         return out
     }
 

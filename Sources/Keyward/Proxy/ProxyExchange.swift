@@ -57,6 +57,8 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
     private let time: any TimeSource
     private let sentAtMillis: Int64
     private let state = Mutex(State())
+    /// The provider's upstream slot (`UpstreamSlots`), given back once, when the transfer completes.
+    private let slot: UpstreamSlots.Held?
     /// Gives the call's credits back; nil when nothing was charged.
     private let releaseCredits: (@Sendable () -> Void)?
     /// Header fields added to the provider's answer (`X-RateLimit-*`).
@@ -64,9 +66,10 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
 
     init(
         writer: ResponseWriter, record: RequestRecord, method: String, responseHead: ProxyResponseHead,
-        finisher: RequestFinisher, lifecycle: Lifecycle, time: any TimeSource, releaseCredits: (@Sendable () -> Void)? = nil,
-        extraHeaders: [(String, String)] = []
+        finisher: RequestFinisher, lifecycle: Lifecycle, time: any TimeSource, slot: UpstreamSlots.Held? = nil,
+        releaseCredits: (@Sendable () -> Void)? = nil, extraHeaders: [(String, String)] = []
     ) {
+        self.slot = slot
         self.releaseCredits = releaseCredits
         self.extraHeaders = extraHeaders
         self.writer = writer
@@ -107,7 +110,10 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
         // The head is the first thing the client can get, so no body byte has reached it yet.
         if ProxyOutcome.unbilledStatuses.contains(status) { releaseOnce() }
         let seconds = Double(time.nowMillis() - sentAtMillis) / 1000
-        record.update { $0.upstreamHeadSeconds = seconds }
+        record.update {
+            $0.upstreamHeadSeconds = seconds
+            $0.upstreamStatus = status
+        }
         let clientHeaders = responseHead.clientHeaders(headers) + extraHeaders
         if status == 204 || status == 304 {
             // No content by definition (RFC 9110 §15.3.5, §15.4.5): a fixed empty answer, since a
@@ -175,6 +181,7 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
     }
 
     func upstreamComplete(_ error: UpstreamError?, afterHead: Bool) {
+        slot?.release()
         let (stream, bytesOut, clientGone, answered, headWasHeld) = state.withLock {
             ($0.stream, $0.bytesOut, $0.clientGone, $0.answered, $0.heldHead != nil)
         }

@@ -15,7 +15,7 @@ import Upstream
 /// | limit | ``limitRate(_:deviceID:writer:record:then:)`` | the per-device windows, durable before the request goes on |
 /// | spend | ``CreditGate`` | the call's credits against the device's and the app's daily budgets (store executor) |
 /// | rewrite request | ``rewriteRequest(_:body:route:segments:record:)`` | the provider's URL, headers less the client's credentials, the key |
-/// | upstream | `UpstreamClient.start` | the transfer, on this loop's libcurl multi handle |
+/// | upstream | `UpstreamClient.start` | a slot of the provider's `max_upstream_connections`, then the transfer, on this loop's libcurl multi handle |
 /// | rewrite response head | ``ProxyResponseHead`` | the upstream's head less cookies, hop-by-hop fields and key echoes |
 /// | relay body | ``ProxyExchange`` | the body to the client as it arrives, with back-pressure both ways |
 /// | finish | ``RequestFinisher/finish(_:status:)`` | the access-log line and the metrics, once |
@@ -32,14 +32,20 @@ final class ProxyPipeline: Sendable {
     let time: any TimeSource
     /// The spend phase; nil when spend control is off (no `[budgets]` or `[tiers]`).
     let credits: CreditGate?
+    /// Requests in flight per provider, bounded by `max_upstream_connections`.
+    let slots = UpstreamSlots()
+    /// The bound of a provider whose `max_upstream_connections` is not set.
+    let defaultMaxUpstreamConnections: Int
 
     init(
         providers: ProviderTable, authenticator: SessionAuthenticator, authorizer: ProxyAuthorizer,
         asyncStore: AsyncStore, finisher: RequestFinisher, lifecycle: Lifecycle, time: any TimeSource,
-        credits: CreditGate? = nil
+        credits: CreditGate? = nil,
+        defaultMaxUpstreamConnections: Int = 4096
     ) {
         self.credits = credits
         self.asyncStore = asyncStore
+        self.defaultMaxUpstreamConnections = defaultMaxUpstreamConnections
         self.providers = providers
         self.authenticator = authenticator
         self.authorizer = authorizer
@@ -56,16 +62,25 @@ final class ProxyPipeline: Sendable {
             let claims = try authenticator.authenticate(head, record: record)
             let segments = try authorizer.authorize(head, body: body, route: route, claims: claims, record: record)
             let (request, responseHead) = try rewriteRequest(head, body: body, route: route, segments: segments, record: record)
-            let (finisher, lifecycle, time) = (self.finisher, self.lifecycle, self.time)
-            // Whichever thread learns the admission is durable only hands the request to the loop's client.
+            let (finisher, lifecycle, time, slots) = (self.finisher, self.lifecycle, self.time, self.slots)
             let provider = route.provider
+            let slotLimit = provider.maxUpstreamConnections ?? defaultMaxUpstreamConnections
             let credits = self.credits
+            // Whichever thread learns the admission is durable only hands the request to the loop's
+            // client. The connection slot is taken then, so a request waiting on the store holds none.
             let forward: @Sendable (CreditCharge?) -> Void = { charge in
                 var release: (@Sendable () -> Void)?
                 if let charge, let credits { release = { credits.release(charge) } }
+                guard let slot = slots.take(provider.name, limit: slotLimit) else {
+                    // Never sent: the provider cannot bill it.
+                    release?()
+                    record.note(.rateLimited(.upstreamConnections))
+                    finisher.respondError(writer, record, .unavailable(reason: "upstream_connections_full"))
+                    return
+                }
                 let exchange = ProxyExchange(
                     writer: writer, record: record, method: head.method, responseHead: responseHead, finisher: finisher,
-                    lifecycle: lifecycle, time: time, releaseCredits: release,
+                    lifecycle: lifecycle, time: time, slot: slot, releaseCredits: release,
                     extraHeaders: RateLimitHeaders.fields(self.limitsAfter(provider, deviceID: claims.sub, charge: charge)))
                 exchange.begin(upstream.start(request, handler: exchange))
             }

@@ -7,7 +7,8 @@ import Store
 /// `revocationCheckSeconds`, else read from the store by ``confirmDevice(_:record:)`` on the store
 /// executor.
 struct SessionAuthenticator: Sendable {
-    let verifier: SessionVerifier
+    /// The verifier in force (swapped on SIGHUP).
+    let keys: SessionKeysInForce
     /// "Not revoked" answers of the store, trusted for `revocationCheckSeconds`.
     let deviceStatus: DeviceStatusCache
     let store: any Store
@@ -25,7 +26,7 @@ struct SessionAuthenticator: Sendable {
         let token = String(authorization.dropFirst(7))
         let claims: SessionClaims
         do {
-            claims = try verifier.verify(token, now: time.nowSeconds())
+            claims = try keys.verifier.verify(token, now: time.nowSeconds())
         } catch {
             throw APIError(.sessionInvalid, reason: error.reason)
         }

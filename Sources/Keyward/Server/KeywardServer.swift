@@ -1,14 +1,16 @@
 import CShims
 import Foundation
 import HTTPServer
+import Sessions
 import Upstream
 
 /// The running process: the public listener's shards, the admin listener, the purge timer and
 /// signal handling. ``Shard`` lists every thread the process runs.
 ///
-/// SIGHUP reloads `providers.toml` and the provider secrets through `reloadProviders`; a registry
-/// that fails validation is logged with its errors and the one in force stays. SIGTERM and SIGINT
-/// stop both listeners.
+/// SIGHUP reloads `providers.toml` and the provider secrets through `reloadProviders`, and the
+/// session keys through `reloadSessionKeys`; a part that fails validation is logged with its errors
+/// and the one in force stays (see `reload()`). SIGTERM and SIGINT stop both listeners in two
+/// phases (`runUntilTerminated(timing:)`).
 public final class KeywardServer: Sendable {
     /// The application both listeners serve.
     public let service: KeywardService
@@ -16,6 +18,8 @@ public final class KeywardServer: Sendable {
     let shards: [Shard]
     let adminServer: HTTPServer?
     let reloadProviders: (@Sendable () throws -> ProviderTable.Snapshot)?
+    let reloadSessionKeys: (@Sendable () throws -> SessionKeySet)?
+    let settingsNeedingRestart: (@Sendable () throws -> [String])?
     /// Every minute: expired challenges, rate events and budgets leave the store.
     let purgeTimer: RepeatingTimer
 
@@ -24,6 +28,9 @@ public final class KeywardServer: Sendable {
     ///     ignored: the shards are the threads.
     ///   - adminListener: `/metrics`, `/healthz`, `/readyz`; nil for none.
     ///   - reloadProviders: loads and validates the provider registry again (SIGHUP); nil: no reload.
+    ///   - reloadSessionKeys: reads the session signing key and verify-only keys again (SIGHUP); nil: no reload.
+    ///   - settingsNeedingRestart: reads keyward.toml again and names the settings that changed
+    ///     (they take a restart); throws when the file no longer validates. Nil: not checked.
     ///   - shards: event loops of the public listener (at least 1; `serve` runs one per core).
     ///   - shardUpstream: the shards' upstream client settings (pool sizes, CA bundle, egress proxy).
     /// Nothing is bound until `start()`.
@@ -32,11 +39,15 @@ public final class KeywardServer: Sendable {
         publicListener: HTTPServerConfiguration,
         adminListener: HTTPServerConfiguration?,
         reloadProviders: (@Sendable () throws -> ProviderTable.Snapshot)? = nil,
+        reloadSessionKeys: (@Sendable () throws -> SessionKeySet)? = nil,
+        settingsNeedingRestart: (@Sendable () throws -> [String])? = nil,
         shards: Int = 1,
         shardUpstream: UpstreamClient.Configuration = UpstreamClient.Configuration()
     ) {
         self.service = service
         self.reloadProviders = reloadProviders
+        self.reloadSessionKeys = reloadSessionKeys
+        self.settingsNeedingRestart = settingsNeedingRestart
         let count = max(1, shards)
         // As libmicrohttpd does over its own workers: each shard bounds its share of the
         // connections. (Keyward sets no per-IP limit, which a shard would count alone.)
@@ -99,54 +110,133 @@ public final class KeywardServer: Sendable {
         stopPublic()
     }
 
-    /// Graceful stop: no new connections; requests in progress (streams included) get up to
+    /// Graceful stop: new connections refused; requests in progress (streams included) get up to
     /// `gracePeriodMilliseconds` to finish before the rest are cut.
     public func drain(gracePeriodMilliseconds: Int) {
         service.beginDraining()
         purgeTimer.stop()
         // Every shard stops accepting first, then all share one deadline.
         let deadline = DispatchTime.now() + .milliseconds(max(0, gracePeriodMilliseconds))
-        shards.forEach { $0.server.quiesce() }
+        shards.forEach {
+            $0.server.quiesce()
+            $0.server.closeQuiescedListener()
+        }
         for shard in shards where !shard.server.waitUntilIdle(deadline: deadline) { break }
         service.beginCutting()
         stopPublic()
         adminServer?.stop()
     }
 
-    /// Reloads the provider registry now (what SIGHUP does). Returns whether the new one took effect.
+    /// Reloads now what SIGHUP reloads, each part on its own: the provider registry and secrets,
+    /// then the session keys. A part that fails validation is logged with its reason and the one
+    /// in force stays; the others still take effect. One log line per part, then one
+    /// `restart_required` line naming each keyward.toml setting that changed (those take a
+    /// restart), or `config_reload_refused` when keyward.toml no longer validates. Returns whether
+    /// every part took effect (also `keyward_config_last_reload_successful`).
     @discardableResult
     public func reload() -> Bool {
-        guard let reloadProviders else { return false }
-        do {
-            let next = try reloadProviders()
-            service.providers.replace(with: next)
-            let count = next.registry.providers.count
-            service.logger.info("providers_reloaded", "\(count) provider\(count == 1 ? "" : "s") in force")
-            return true
-        } catch {
-            service.logger.info("providers_reload_refused", "kept the registry in force: \(error)")
-            return false
+        var succeeded = true
+        if let reloadProviders {
+            do {
+                let next = try reloadProviders()
+                service.providers.replace(with: next)
+                let count = next.registry.providers.count
+                service.logger.info("providers_reloaded", "\(count) provider\(count == 1 ? "" : "s") in force")
+            } catch {
+                succeeded = false
+                service.logger.info("providers_reload_refused", "kept the registry in force: \(error)")
+            }
+        }
+        if let reloadSessionKeys {
+            do {
+                let keys = try reloadSessionKeys()
+                try service.replaceSessionKeys(keys)
+                var line = service.logger.line("session_keys_reloaded")
+                line.add("signing_kid", keys.activeKID)
+                line.add("verify_only_kids", keys.verifyOnlyKIDs.joined(separator: ","))
+                service.logger.emit(line)
+            } catch {
+                succeeded = false
+                service.logger.info("session_keys_reload_refused", "kept the session keys in force: \(error)")
+            }
+        }
+        if let settingsNeedingRestart {
+            do {
+                let changed = try settingsNeedingRestart()
+                if !changed.isEmpty {
+                    var line = service.logger.line("restart_required")
+                    line.add("settings", changed.joined(separator: ","))
+                    line.add("message", "changed in keyward.toml; these take effect at the next restart, the values in force stay")
+                    service.logger.emit(line)
+                }
+            } catch {
+                succeeded = false
+                service.logger.info("config_reload_refused", "keyward.toml no longer validates; nothing of it changed: \(error)")
+            }
+        }
+        service.metrics.recordReload(succeeded: succeeded, nowSeconds: service.lifecycle.time.nowSeconds())
+        return succeeded
+    }
+
+    /// How a SIGTERM stops the server, in two phases (rolling restarts behind a load balancer).
+    public struct ShutdownTiming: Sendable {
+        /// Phase 1: `/readyz` answers 503 at once while both listeners keep serving, so load
+        /// balancers (which poll readiness) move traffic away before anything is refused.
+        public var readinessGraceMilliseconds: Int
+        /// Phase 2: new connections are refused; requests and streams in progress get this long
+        /// to finish, then the rest are cut.
+        public var drainMilliseconds: Int
+
+        /// `[shutdown]`'s defaults: 5 s of readiness grace, then up to 30 s of drain.
+        public init(readinessGraceMilliseconds: Int = 5_000, drainMilliseconds: Int = 30_000) {
+            self.readinessGraceMilliseconds = readinessGraceMilliseconds
+            self.drainMilliseconds = drainMilliseconds
         }
     }
 
-    /// Blocks until SIGTERM or SIGINT, reloading on SIGHUP meanwhile; then drains the listeners.
-    /// The signals are caught into a pipe read here (`kw_signal_pipe`), so one that arrives while
-    /// this starts is never lost. Call once per process.
-    public func runUntilTerminated() {
+    /// Blocks until SIGTERM or SIGINT, reloading on SIGHUP meanwhile; then stops as `timing`
+    /// says: `/readyz` 503 at once, the listeners serving on for the readiness grace (a second
+    /// SIGTERM or SIGINT ends the grace early), then the drain. The signals are caught into a
+    /// pipe read here (`kw_signal_pipe`), so one that arrives while this starts is never lost.
+    /// Call once per process.
+    public func runUntilTerminated(timing: ShutdownTiming = ShutdownTiming()) {
         let signalPipe = [SIGHUP, SIGTERM, SIGINT].withUnsafeBufferPointer { kw_signal_pipe($0.baseAddress, Int32($0.count)) }
         precondition(signalPipe >= 0, "cannot install the signal handlers")
-        while true {
-            var received: UInt8 = 0
-            let count = read(signalPipe, &received, 1)
-            if count < 0 && errno == EINTR { continue }
-            guard count == 1 else { break }  // cannot happen: the write end stays open
-            if Int32(received) == SIGHUP {
-                _ = reload()
-            } else {
-                break
-            }
+        while let received = nextSignal(signalPipe, deadline: nil) {
+            if received == SIGHUP { _ = reload() } else { break }
         }
-        service.logger.info("stopping", "signal received: draining for up to 10 s")
-        drain(gracePeriodMilliseconds: 10_000)
+        service.beginDraining()
+        service.logger.info(
+            "stopping",
+            "signal received: /readyz answers 503; serving on for \(timing.readinessGraceMilliseconds) ms, "
+                + "then refusing new connections and draining for up to \(timing.drainMilliseconds) ms")
+        let graceEnd = DispatchTime.now() + .milliseconds(max(0, timing.readinessGraceMilliseconds))
+        while let received = nextSignal(signalPipe, deadline: graceEnd) {
+            if received == SIGHUP { _ = reload() } else { break }
+        }
+        service.logger.info("draining", "refusing new connections; open requests and streams finish")
+        drain(gracePeriodMilliseconds: timing.drainMilliseconds)
+    }
+
+    /// The next signal number from the pipe, or nil once `deadline` passes (nil deadline: wait
+    /// as long as it takes).
+    private func nextSignal(_ pipe: Int32, deadline: DispatchTime?) -> Int32? {
+        while true {
+            var timeout: Int32 = -1
+            if let deadline {
+                let now = DispatchTime.now().uptimeNanoseconds
+                guard deadline.uptimeNanoseconds > now else { return nil }
+                timeout = Int32(min(Int64(Int32.max), Int64((deadline.uptimeNanoseconds - now + 999_999) / 1_000_000)))
+            }
+            var descriptor = pollfd(fd: pipe, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, timeout)
+            if ready < 0 && errno == EINTR { continue }
+            if ready == 0 { continue }  // the deadline check above ends the wait
+            var received: UInt8 = 0
+            let count = read(pipe, &received, 1)
+            if count < 0 && errno == EINTR { continue }
+            guard count == 1 else { return nil }  // cannot happen: the write end stays open
+            return Int32(received)
+        }
     }
 }

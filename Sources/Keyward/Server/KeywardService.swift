@@ -32,6 +32,8 @@ public final class KeywardService: Sendable {
     let proxy: ProxyPipeline
     /// `GET /v1/usage`.
     let usage: UsageRoute
+    /// The session keys in force, shared by the handshakes and the proxy (`replaceSessionKeys`).
+    let sessionKeysInForce: SessionKeysInForce
     /// The store as requests reach it: every operation off the event loops, each with a deadline.
     public let asyncStore: AsyncStore
 
@@ -69,8 +71,9 @@ public final class KeywardService: Sendable {
         lifecycle = Lifecycle(store: store, asyncStore: asyncStore, time: time, logger: logger, metrics: metrics)
         let challenges = Challenges(
             store: store, time: time, length: settings.challengeLength, ttlSeconds: settings.challengeTTLSeconds)
-        let grants = SessionGrants(
-            issuer: try SessionIssuer(keys: sessionKeys, issuer: settings.issuer, ttlSeconds: settings.sessionTTLSeconds), time: time)
+        let keysInForce = try SessionKeysInForce(sessionKeys, issuer: settings.issuer, ttlSeconds: settings.sessionTTLSeconds)
+        sessionKeysInForce = keysInForce
+        let grants = SessionGrants(keys: keysInForce, time: time)
         var assertions: DeviceAssertions?
         var iosAttest: IOSAttestHandshake?
         var iosAssert: IOSAssertHandshake?
@@ -91,11 +94,8 @@ public final class KeywardService: Sendable {
             blockingWork: android == nil
                 ? nil
                 : BlockingExecutor(name: "kw-android", threads: HandshakeRoutes.androidThreads, queueLimit: HandshakeRoutes.androidQueueLimit))
-        let sessionVerifier = SessionVerifier(
-            keys: sessionKeys, issuer: settings.issuer, maxTTLSeconds: settings.sessionTTLSeconds,
-            leewaySeconds: 60, cacheCapacity: 100_000)
         let authenticator = SessionAuthenticator(
-            verifier: sessionVerifier,
+            keys: keysInForce,
             deviceStatus: DeviceStatusCache(ttlMillis: settings.revocationCheckSeconds * 1000, capacity: 100_000),
             store: store, time: time)
         let authorizer = ProxyAuthorizer(
@@ -103,7 +103,8 @@ public final class KeywardService: Sendable {
         proxy = ProxyPipeline(
             providers: providers, authenticator: authenticator, authorizer: authorizer,
             asyncStore: asyncStore, finisher: finisher, lifecycle: lifecycle, time: time,
-            credits: settings.spend.map { CreditGate(settings: $0, asyncStore: asyncStore, logger: logger, metrics: metrics, time: time) })
+            credits: settings.spend.map { CreditGate(settings: $0, asyncStore: asyncStore, logger: logger, metrics: metrics, time: time) },
+            defaultMaxUpstreamConnections: settings.maxUpstreamConnections)
         usage = UsageRoute(
             authenticator: authenticator, authorizer: authorizer, providers: providers, asyncStore: asyncStore,
             spend: settings.spend, finisher: finisher, time: time)
@@ -126,7 +127,10 @@ public final class KeywardService: Sendable {
     /// - Parameter upstream: the client that forwards proxied requests: the one whose thread runs
     ///   the calling listener (see ``Shard``), else the service's own.
     public func handle(_ head: HTTPRequestHead, body: [UInt8], writer: ResponseWriter, upstream: UpstreamClient? = nil) {
-        let record = finisher.begin(method: head.method)
+        let client = settings.trustedProxies.clientAddress(
+            peer: head.remoteAddress, forwardedFor: head.headers(named: "x-forwarded-for"), forwarded: head.headers(named: "forwarded"))
+        let record = finisher.begin(
+            method: head.method, client: client, path: head.path, userAgent: head.header("user-agent") ?? "", bytesIn: body.count)
         let route = Route(path: head.path)
         record.update { $0.route = route }
         if route == .proxy {
@@ -166,6 +170,13 @@ public final class KeywardService: Sendable {
     }
 
     // MARK: - Lifecycle
+
+    /// Puts `keys` in force (SIGHUP): new sessions are signed with its active key, and tokens
+    /// verify against its keys only. Requests already past verification are unaffected.
+    /// - Throws: `SessionError` when the session TTL is outside 60–86400 s (never after `init`).
+    public func replaceSessionKeys(_ keys: SessionKeySet) throws(SessionError) {
+        try sessionKeysInForce.replace(with: keys)
+    }
 
     /// Marks the start of a graceful stop: `/readyz` answers 503 so load balancers move away.
     public func beginDraining() { lifecycle.beginDraining() }

@@ -18,9 +18,12 @@ final class RequestFinisher: Sendable {
         self.time = time
     }
 
-    /// A record for a request the router is about to send down its phases.
-    func begin(method: String) -> RequestRecord {
-        RequestRecord(id: requestIDs.next(), startMillis: time.nowMillis(), method: method)
+    /// A record for a request the router is about to send down its phases: `client` as
+    /// `TrustedProxies` worked it out, `path` without the query, `bytesIn` the body's length.
+    func begin(method: String, client: IPAddress? = nil, path: String? = nil, userAgent: String = "", bytesIn: Int = 0) -> RequestRecord {
+        RequestRecord(
+            id: requestIDs.next(), startMillis: time.nowMillis(), method: method, client: client, path: path,
+            userAgent: userAgent, bytesIn: bytesIn)
     }
 
     /// Writes the request's `request` line (and the `store_error` line of a store failure) and
@@ -39,15 +42,21 @@ final class RequestFinisher: Sendable {
         }
         var line = logger.line("request")
         line.add("request_id", record.id)
+        line.add("client", record.client)
         if let method = record.method { line.add("method", method) }
         line.add("route", fields.route.rawValue)
+        line.addIfPresent("path", record.path)
         line.addIfPresent("provider", fields.provider)
         line.addIfPresent("device", fields.deviceID)
         line.addIfPresent("platform", fields.platform?.rawValue)
         line.add("status", fields.status)
         line.addIfPresent("reason", fields.reason)
-        if fields.bytesOut > 0 { line.add("bytes_out", fields.bytesOut) }
+        line.add("bytes_in", record.bytesIn)
+        line.add("bytes_out", fields.bytesOut)
         if let start = record.startMillis { line.add("duration_ms", time.nowMillis() - start) }
+        if let upstreamStatus = fields.upstreamStatus { line.add("upstream_status", upstreamStatus) }
+        if let seconds = fields.upstreamHeadSeconds { line.add("upstream_first_byte_ms", Int64((seconds * 1000).rounded())) }
+        if record.method != nil { line.add("user_agent", record.userAgent) }
         logger.emit(line)
 
         metrics.countRequest(route: fields.route.rawValue, provider: fields.provider ?? "-", status: fields.status)
@@ -60,6 +69,7 @@ final class RequestFinisher: Sendable {
 
     /// Finishes the request, then answers `status` with a JSON body.
     func respondJSON(_ writer: ResponseWriter, _ record: RequestRecord, status: Int, _ json: String) {
+        record.update { $0.bytesOut = Int64(json.utf8.count) }
         guard finish(record, status: status) else { return }
         writer.respond(
             status: status,
@@ -69,7 +79,10 @@ final class RequestFinisher: Sendable {
 
     /// Finishes the request with `error`'s reason, then answers its status and `{"error":"<code>"}`.
     func respondError(_ writer: ResponseWriter, _ record: RequestRecord, _ error: APIError) {
-        record.update { $0.reason = error.reason }
+        record.update {
+            $0.reason = error.reason
+            $0.bytesOut = Int64(error.code.body.count)
+        }
         guard finish(record, status: error.code.status) else { return }
         var headers: [(String, String)] = [("Content-Type", "application/json"), ("Cache-Control", "no-store"), ("X-Request-Id", record.id)]
         headers.append(contentsOf: error.headers)
@@ -79,7 +92,7 @@ final class RequestFinisher: Sendable {
     /// A request the HTTP layer refused before routing (framing, oversized head or body, a body
     /// the client abandoned): finished like every other, with route `refused`.
     func finishRefused(_ refusal: HTTPRequestRefusal) {
-        let record = RequestRecord(id: requestIDs.next(), startMillis: nil, method: nil)
+        let record = RequestRecord(id: requestIDs.next(), startMillis: nil, method: nil, client: IPAddress.parse(refusal.remoteAddress))
         record.update {
             $0.route = .refused
             $0.reason = refusal.reason

@@ -16,6 +16,8 @@ final class RequestRecord: Sendable {
         var reason: String?
         var status = 0
         var bytesOut: Int64 = 0
+        /// The provider's status line code, when a proxied request got that far.
+        var upstreamStatus: Int?
         /// Seconds from sending the upstream request to its response head (proxied requests).
         var upstreamHeadSeconds: Double?
         /// Counters to move when the request finishes, in the order the phases noted them; nil
@@ -34,12 +36,32 @@ final class RequestRecord: Sendable {
     let startMillis: Int64?
     /// The request method; nil for one the HTTP layer refused.
     let method: String?
+    /// The client's address: the TCP peer, or what a trusted front says (`TrustedProxies`);
+    /// "-" when neither is an IP address.
+    let client: String
+    /// The bucket of the per-client handshake limiter: the IPv4 address or the IPv6 /64.
+    let limiterKey: String
+    /// The request's path without its query (which may carry a key), as sent; nil for one the
+    /// HTTP layer refused.
+    let path: String?
+    /// `User-Agent`, at most 256 bytes of it; "" when absent.
+    let userAgent: String
+    /// Body bytes received.
+    let bytesIn: Int
     private let fields = Mutex(Fields())
 
-    init(id: String, startMillis: Int64?, method: String?) {
+    init(
+        id: String, startMillis: Int64?, method: String?, client: IPAddress? = nil, path: String? = nil,
+        userAgent: String = "", bytesIn: Int = 0
+    ) {
         self.id = id
         self.startMillis = startMillis
         self.method = method
+        self.client = client?.description ?? "-"
+        self.limiterKey = client?.limiterKey ?? "-"
+        self.path = path
+        self.userAgent = userAgent.utf8.count <= 256 ? userAgent : String(decoding: userAgent.utf8.prefix(256), as: UTF8.self)
+        self.bytesIn = bytesIn
     }
 
     func update(_ change: (inout Fields) -> Void) { fields.withLock { change(&$0) } }

@@ -30,12 +30,13 @@ public enum ServiceAssembly {
         settings.handshakeRatePerSecond = Double(configuration.handshakePerIPPerMinute) / 60
         settings.handshakeBurst = configuration.handshakePerIPBurst
         settings.spend = configuration.spend
+        settings.trustedProxies = configuration.trustedProxies
         return settings
     }
 
     /// The session key set: `KEYWARD_SESSION_KEY` (PKCS#8 PEM, P-256) signs; every key in
-    /// `KEYWARD_SESSION_KEYS_RETIRED` (PEM blocks, public or private) still verifies, so sessions
-    /// signed before a rotation live out their TTL. Key ids are RFC 7638 thumbprints.
+    /// `KEYWARD_SESSION_KEYS_RETIRED` (PEM blocks, public or private; an empty file holds none)
+    /// still verifies, so sessions signed before a rotation live out their TTL. Key ids are RFC 7638 thumbprints.
     /// - Throws: `Problem` naming the secret that is missing or not a P-256 key.
     public static func sessionKeys(_ secrets: SecretSource) throws(Problem) -> SessionKeySet {
         let activePEM: String
@@ -47,7 +48,12 @@ public enum ServiceAssembly {
         guard active.publicKey.curve == .p256 else { throw Problem("secret \(sessionKeySecret): not a P-256 key (ES256)") }
         var retired: [(kid: String, key: ECPublicKey)] = []
         let retiredText: String?
-        do { retiredText = try secrets.optionalValue(retiredSessionKeysSecret) } catch { throw Problem(error.description) }
+        do { retiredText = try secrets.optionalValue(retiredSessionKeysSecret) } catch {
+            // An empty retired-keys file means none: the systemd unit's `SetCredential=` default
+            // is a lone newline, so the unit starts before any key has been retired.
+            guard error.isEmptyFile else { throw Problem(error.description) }
+            retiredText = nil
+        }
         let retiredBlocks = pemBlocks(retiredText ?? "")
         // An emptied file is fine (nothing retired); text without a key would leave every session
         // signed by the old key failing `kid_unknown` while the operator believes it kept.
@@ -64,7 +70,11 @@ public enum ServiceAssembly {
             } else {
                 throw Problem("secret \(retiredSessionKeysSecret): a PEM block is not a public or PKCS#8 private key")
             }
-            retired.append((SessionKeySet.thumbprintKID(for: key), key))
+            let kid = SessionKeySet.thumbprintKID(for: key)
+            // The signing key also listed as retired (step 2 of a rotation, when the new key was
+            // published as verify-only first), or a key listed twice, is the same key: keep one.
+            guard kid != SessionKeySet.thumbprintKID(for: active.publicKey), !retired.contains(where: { $0.kid == kid }) else { continue }
+            retired.append((kid, key))
         }
         do {
             return try SessionKeySet(active: (SessionKeySet.thumbprintKID(for: active.publicKey), active), verifyOnly: retired)
@@ -107,6 +117,35 @@ public enum ServiceAssembly {
             return try AsyncStore(store: store, configuration: settings, nowMillis: nowMillis)
         } catch {
             throw Problem("store \(redacted(configuration.storeURL)): \(error)")
+        }
+    }
+
+    /// Opens the store like `store(_:)`, trying up to `configuration.storeStartAttempts` times
+    /// `configuration.storeStartRetrySeconds` apart, so a Keyward started beside its database
+    /// (compose, a reboot) waits for it instead of exiting. Each failed try logs one
+    /// `store_unavailable` line (attempt, attempts, the reason with the password redacted).
+    /// - Parameter pause: waits between tries (seconds); tests pass one that returns at once.
+    /// - Throws: `Problem` of the last try when none succeeded.
+    public static func waitForStore(
+        _ configuration: KeywardConfiguration, logger: Logger,
+        open: (KeywardConfiguration) throws(Problem) -> any Store = { (configuration) throws(Problem) in try store(configuration) },
+        pause: (Int) -> Void = { seconds in Thread.sleep(forTimeInterval: Double(seconds)) }
+    ) throws(Problem) -> any Store {
+        let attempts = max(1, configuration.storeStartAttempts)
+        var attempt = 1
+        while true {
+            do {
+                return try open(configuration)
+            } catch {
+                var line = logger.line("store_unavailable")
+                line.add("attempt", attempt)
+                line.add("attempts", attempts)
+                line.add("message", error.description)
+                logger.emit(line)
+                guard attempt < attempts else { throw error }
+                attempt += 1
+                pause(configuration.storeStartRetrySeconds)
+            }
         }
     }
 

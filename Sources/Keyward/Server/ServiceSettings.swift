@@ -20,6 +20,11 @@ public struct ServiceSettings: Sendable {
     public var handshakeRatePerSecond: Double = 10
     /// The most handshake requests one IP can make at once before the rate applies (tokens, ≥ 1).
     public var handshakeBurst: Int = 20
+    /// Fronts whose `X-Forwarded-For` / `Forwarded` name the client (`[listen] trusted_proxies`).
+    public var trustedProxies = TrustedProxies()
+    /// A provider's `max_upstream_connections` when providers.toml leaves it out: requests in
+    /// flight to one provider from this instance. `serve` sets it to the connection budget.
+    public var maxUpstreamConnections: Int = 4096
     /// Largest handshake body, bytes (64 KiB: real attestations are about 6 KiB).
     public var handshakeBodyLimit: Int = 64 * 1024
     /// How long a device's "not revoked" answer is trusted before the store is asked again, seconds.

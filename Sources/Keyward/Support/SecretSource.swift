@@ -24,6 +24,8 @@ public struct SecretSource: Sendable {
         public let detail: String
         /// True when the secret is configured nowhere; false when a configured file is unreadable or empty.
         public let isAbsent: Bool
+        /// True when a configured file was read and is empty (after its trailing newline).
+        public var isEmptyFile: Bool = false
         /// `secret <name>: <detail>`.
         public var description: String { "secret \(name): \(detail)" }
     }
@@ -58,7 +60,11 @@ public struct SecretSource: Sendable {
             throw Missing(name: name, detail: "cannot read \(path)", isAbsent: false)
         }
         if text.hasSuffix("\r\n") { text.removeLast(1) } else if text.hasSuffix("\n") { text.removeLast() }
-        guard !text.isEmpty else { throw Missing(name: name, detail: "\(path) is empty", isAbsent: false) }
+        guard !text.isEmpty else {
+            var missing = Missing(name: name, detail: "\(path) is empty", isAbsent: false)
+            missing.isEmptyFile = true
+            throw missing
+        }
         return text
     }
 }

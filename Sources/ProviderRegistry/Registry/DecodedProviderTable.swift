@@ -14,6 +14,7 @@ struct DecodedProviderTable: Decodable {
     var connectTimeoutMs: Int?
     var idleTimeoutMs: Int?
     var allowHTTPLoopback: Bool?
+    var maxUpstreamConnections: Int?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case baseURL = "base_url"
@@ -27,6 +28,7 @@ struct DecodedProviderTable: Decodable {
         case connectTimeoutMs = "connect_timeout_ms"
         case idleTimeoutMs = "idle_timeout_ms"
         case allowHTTPLoopback = "allow_http_loopback"
+        case maxUpstreamConnections = "max_upstream_connections"
     }
 }
 

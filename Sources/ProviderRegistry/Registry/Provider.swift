@@ -24,6 +24,10 @@ public struct Provider: Sendable, Equatable {
     public let connectTimeoutMs: Int
     /// Longest silence between bytes from the upstream, milliseconds.
     public let idleTimeoutMs: Int
+    /// Most requests in flight to this provider at once from one instance (each holds one upstream
+    /// connection; a held stream the whole time); nil = the instance's default (Keyward sizes it
+    /// from the open-file limit).
+    public let maxUpstreamConnections: Int?
 
     /// Lowercased names of client headers never forwarded to this provider, beyond the fixed list in
     /// `RequestRewrite`: its auth header and the names of its extra headers. Computed once at load.
@@ -32,7 +36,7 @@ public struct Provider: Sendable, Equatable {
     init(
         name: String, origin: UpstreamOrigin, secretName: String, auth: ProviderAuth, extraHeaders: [HTTPField],
         allow: [AllowRule], rateLimit: RateLimit, maxBodyBytes: Int, requireAssertion: Bool,
-        connectTimeoutMs: Int, idleTimeoutMs: Int
+        connectTimeoutMs: Int, idleTimeoutMs: Int, maxUpstreamConnections: Int? = nil
     ) {
         self.name = name
         self.origin = origin
@@ -45,6 +49,7 @@ public struct Provider: Sendable, Equatable {
         self.requireAssertion = requireAssertion
         self.connectTimeoutMs = connectTimeoutMs
         self.idleTimeoutMs = idleTimeoutMs
+        self.maxUpstreamConnections = maxUpstreamConnections
         var dropped = extraHeaders.map { HTTPBytes.lowercased($0.name) }
         if let authHeader = auth.headerNameLowercased { dropped.append(authHeader) }
         self.providerDroppedHeaders = HeaderNameSet(names: dropped)

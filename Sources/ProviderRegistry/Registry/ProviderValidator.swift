@@ -15,6 +15,7 @@ struct ProviderValidator {
     static let connectTimeoutRange = 100...60_000
     static let defaultIdleTimeoutMs = 60_000
     static let idleTimeoutRange = 1_000...600_000
+    static let maxUpstreamConnectionsRange = 1...1_000_000
     static let perMinuteRange = 1...1_000_000
     static let costRange = 1...1_000_000
     static let perDayRange = 1...1_000_000_000
@@ -86,12 +87,16 @@ struct ProviderValidator {
             fail("must be in \(Self.idleTimeoutRange.lowerBound)...\(Self.idleTimeoutRange.upperBound) milliseconds", at.appending("idle_timeout_ms"))
         }
 
+        if let limit = table.maxUpstreamConnections, !Self.maxUpstreamConnectionsRange.contains(limit) {
+            fail("must be in \(Self.maxUpstreamConnectionsRange.lowerBound)...\(Self.maxUpstreamConnectionsRange.upperBound) connections", at.appending("max_upstream_connections"))
+        }
+
         guard errors.count == errorCount, let origin, let auth else { return nil }
         return Provider(
             name: name, origin: origin, secretName: table.secret, auth: auth, extraHeaders: extraHeaders,
             allow: rules, rateLimit: RateLimit(perMinute: limits?.perMinute, perDay: limits?.perDay),
             maxBodyBytes: maxBody, requireAssertion: table.requireAssertion ?? false,
-            connectTimeoutMs: connect, idleTimeoutMs: idle
+            connectTimeoutMs: connect, idleTimeoutMs: idle, maxUpstreamConnections: table.maxUpstreamConnections
         )
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import Keyward
 import KeywardDemo
 import KeywardCrypto
+import Sessions
 import Store
 import XCTest
 
@@ -27,7 +28,10 @@ final class TestDeployment: Sendable {
         eventGapMillis: Int = 300,
         wrapStore: (any Store) -> any Store = { $0 },
         settings adjust: @escaping (inout ServiceSettings) -> Void = { _ in },
-        shards: Int = 2
+        shards: Int = 2,
+        store: String? = nil,
+        sessionKeys: (@Sendable () throws -> SessionKeySet)? = nil,
+        anchor: TestTrustAnchor? = nil
     ) throws {
         provider = FakeProvider(expectedAuthorization: "Bearer " + TestDeployment.providerKey, eventCount: eventCount, eventGapMillis: eventGapMillis)
         try provider.start()
@@ -40,7 +44,7 @@ final class TestDeployment: Sendable {
                 settings.handshakeRatePerSecond = 10_000
                 adjust(&settings)
             },
-            time: time, wrapStore: wrapStore, shards: shards)
+            time: time, store: store, wrapStore: wrapStore, shards: shards, sessionKeys: sessionKeys, anchor: anchor)
         client = DemoClient(baseURL: deployment.baseURL, client: deployment.upstream)
     }
 

@@ -1,0 +1,31 @@
+extension KeywardConfiguration {
+    /// The keyward.toml settings that differ between `self` (in force) and `edited`, by their
+    /// TOML names (`listen.proxy`, `sessions.ttl_seconds`, `apple`…). Every keyward.toml setting
+    /// takes a restart to change: SIGHUP reloads providers.toml, the provider secrets and the
+    /// session keys only, and names these so the change is not silently ignored.
+    public func settingsNeedingRestart(toBecome edited: KeywardConfiguration) -> [String] {
+        var changed: [String] = []
+        func check<Value: Equatable>(_ name: String, _ path: KeyPath<KeywardConfiguration, Value>) {
+            if self[keyPath: path] != edited[keyPath: path] { changed.append(name) }
+        }
+        check("providers_file", \.providersPath)
+        check("listen.proxy", \.proxyListen)
+        check("listen.admin", \.adminListen)
+        check("listen.trusted_proxies", \.trustedProxies)
+        check("listen.max_connections", \.maxConnections)
+        check("listen.max_header_bytes", \.maxHeaderBytes)
+        check("store.url", \.storeURL)
+        check("store.start_attempts", \.storeStartAttempts)
+        check("store.start_retry_seconds", \.storeStartRetrySeconds)
+        check("sessions.ttl_seconds", \.sessionTTLSeconds)
+        check("sessions.issuer", \.sessionIssuer)
+        check("challenges.ttl_seconds", \.challengeTTLSeconds)
+        check("handshake.per_ip_per_minute", \.handshakePerIPPerMinute)
+        check("handshake.burst", \.handshakePerIPBurst)
+        check("shutdown.readiness_grace_seconds", \.readinessGraceSeconds)
+        check("shutdown.drain_seconds", \.drainSeconds)
+        check("apple", \.apple)
+        check("android", \.android)
+        return changed
+    }
+}
