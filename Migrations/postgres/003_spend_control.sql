@@ -63,3 +63,13 @@ BEGIN
     RETURN QUERY SELECT 0, d, i_used, a_used, v_warned;
 END
 $$;
+
+-- Idempotency-Key of proxied calls: a device repeating a key within its lifetime is charged once.
+-- key_hash is SHA-256 of the header's value (never the value); expired rows are purged.
+CREATE TABLE idempotency_keys (
+    device_id  TEXT   NOT NULL,
+    key_hash   BYTEA  NOT NULL CHECK (length(key_hash) = 32),
+    expires_ms BIGINT NOT NULL,
+    PRIMARY KEY (device_id, key_hash)
+);
+CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_ms);

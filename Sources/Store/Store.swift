@@ -105,6 +105,15 @@ public protocol Store: Sendable {
     @discardableResult
     func setTier(deviceID: String, tier: String) throws(StoreError) -> Bool
 
+    /// Claims an `Idempotency-Key` of a device: one conditional write that stores
+    /// (`deviceID`, `keyHash`) until `expiresMillis` unless it is already stored and unexpired at
+    /// `nowMillis`. True for the first claim (the call is charged), false for a repeat (it is not).
+    /// - Parameter keyHash: SHA-256 of the header's value, 32 bytes (else `.invalidInput`, `idempotency_key_hash`).
+    func claimIdempotencyKey(deviceID: String, keyHash: [UInt8], nowMillis: Int64, expiresMillis: Int64) throws(StoreError) -> Bool
+
+    /// Forgets a claim (its call was refused or given back, so a repeat must be charged).
+    func forgetIdempotencyKey(deviceID: String, keyHash: [UInt8]) throws(StoreError)
+
     /// Deletes what can no longer matter at `nowMillis`: expired challenges, rate events older than
     /// the longest window they were counted under, and budgets of days before yesterday. Cheap
     /// (index range deletes); call it every minute or so. Returns how many rows went.

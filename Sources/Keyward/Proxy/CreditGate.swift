@@ -13,6 +13,8 @@ struct CreditCharge: Sendable, Equatable {
     let installUsed: Int
     /// The UTC day charged (days since the epoch): a release gives back to that day's budgets.
     let day: Int64
+    /// SHA-256 of the call's `Idempotency-Key`, when it carried one: forgotten on a release.
+    let idempotencyKeyHash: [UInt8]?
 }
 
 /// The spend phase: a call's credits (its allow rule's `cost`) charged to the device's daily
@@ -38,11 +40,19 @@ final class CreditGate: Sendable {
         self.time = time
     }
 
+    /// How long an `Idempotency-Key` makes a device's repeat of a call free, milliseconds (24 h).
+    static let idempotencyWindowMillis: Int64 = 86_400_000
+
     /// Charges `cost` credits of `provider` to `deviceID` in `tier`; `completion` gets the charge
-    /// (to release later) or the refusal, on a store thread.
+    /// (to release later; nil for a free repeat) or the refusal, on a store thread.
+    ///
+    /// With `idempotencyKeyHash` (SHA-256 of the request's `Idempotency-Key`), the device's first
+    /// call with that key within 24 h is charged and its repeats are not: the claim is one
+    /// conditional write before the charge, and is forgotten when the charge is refused or given
+    /// back, so the retry that follows pays.
     func spend(
-        provider: String, cost: Int, deviceID: String, tier: String, record: RequestRecord,
-        completion: @escaping @Sendable (Result<CreditCharge, APIError>) -> Void
+        provider: String, cost: Int, deviceID: String, tier: String, idempotencyKeyHash: [UInt8]? = nil, record: RequestRecord,
+        completion: @escaping @Sendable (Result<CreditCharge?, APIError>) -> Void
     ) {
         let budget = settings.tier(tier)
         let nowSeconds = time.nowSeconds()
@@ -51,10 +61,23 @@ final class CreditGate: Sendable {
             countsTowardApp: budget.countsTowardAppCeiling, appLimit: settings.appDailyCredits,
             warnAt: settings.warnAtCredits, day: SpendSettings.day(ofSeconds: nowSeconds))
         let (logger, metrics, settings) = (self.logger, self.metrics, self.settings)
-        asyncStore.run("credit_spend", { store throws(StoreError) in try store.spendCredits(spend) }) { result in
+        let nowMillis = time.nowMillis()
+        asyncStore.run("credit_spend", { store throws(StoreError) -> CreditDecision? in
+            if let key = idempotencyKeyHash {
+                let first = try store.claimIdempotencyKey(
+                    deviceID: deviceID, keyHash: key, nowMillis: nowMillis, expiresMillis: nowMillis + Self.idempotencyWindowMillis)
+                guard first else { return nil }
+            }
+            let decision = try store.spendCredits(spend)
+            if decision.outcome != .spent, let key = idempotencyKeyHash { try store.forgetIdempotencyKey(deviceID: deviceID, keyHash: key) }
+            return decision
+        }) { result in
             let decision: CreditDecision
             switch result {
-            case .success(let answer): decision = answer
+            case .success(nil):
+                // A repeat within 24 h: forwarded (the provider's idempotency is its own), not charged.
+                return completion(.success(nil))
+            case .success(let answer?): decision = answer
             case .failure(let error):
                 return completion(.failure(StoreFailure.apiError("credit_spend", error, record: record)))
             }
@@ -82,7 +105,7 @@ final class CreditGate: Sendable {
                 completion(.success(CreditCharge(
                     deviceID: deviceID, provider: provider, tier: tier, cost: cost,
                     countsTowardApp: budget.countsTowardAppCeiling, installLimit: budget.installDailyCredits,
-                    installUsed: decision.installUsed, day: decision.day)))
+                    installUsed: decision.installUsed, day: decision.day, idempotencyKeyHash: idempotencyKeyHash)))
             }
         }
     }
@@ -93,6 +116,7 @@ final class CreditGate: Sendable {
         let (logger, metrics) = (self.logger, self.metrics)
         asyncStore.run("credit_release", { store throws(StoreError) in
             try store.releaseCredits(deviceID: charge.deviceID, cost: charge.cost, countsTowardApp: charge.countsTowardApp, day: charge.day)
+            if let key = charge.idempotencyKeyHash { try store.forgetIdempotencyKey(deviceID: charge.deviceID, keyHash: key) }
         }) { result in
             switch result {
             case .success:

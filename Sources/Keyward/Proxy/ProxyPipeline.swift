@@ -1,4 +1,5 @@
 import HTTPServer
+import KeywardCrypto
 import ProviderRegistry
 import Store
 import Upstream
@@ -85,9 +86,12 @@ final class ProxyPipeline: Sendable {
                 exchange.begin(upstream.start(request, handler: exchange))
             }
             let cost = provider.cost(method: head.method, segments: segments)
+            let idempotencyKeyHash = Self.idempotencyKeyHash(head)
             let limitThenForward: @Sendable (String) -> Void = { tier in
                 self.limitRate(provider, deviceID: claims.sub, writer: writer, record: record) {
-                    self.spendCredits(provider, cost: cost, deviceID: claims.sub, tier: tier, writer: writer, record: record, then: forward)
+                    self.spendCredits(
+                        provider, cost: cost, deviceID: claims.sub, tier: tier, idempotencyKeyHash: idempotencyKeyHash, writer: writer,
+                        record: record, then: forward)
                 }
             }
             let cachedTier = authenticator.cachedTier(claims)
@@ -157,15 +161,26 @@ final class ProxyPipeline: Sendable {
         return limits
     }
 
+    /// SHA-256 of the request's one `Idempotency-Key` field (1-255 visible ASCII characters), or
+    /// nil: without one, or with two or a malformed one, the call is charged as any other.
+    static func idempotencyKeyHash(_ head: HTTPRequestHead) -> [UInt8]? {
+        guard let value = head.onlyHeader("idempotency-key"), !value.isEmpty, value.utf8.count <= 255,
+              value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+        else { return nil }
+        return SHA256.hash(Array(value.utf8))
+    }
+
     /// The spend phase (``CreditGate``): `then` gets the charge once it is made, or nil when spend
     /// control is off; a refusal answers 429 with `Retry-After`, a store failure 503.
     func spendCredits(
-        _ provider: Provider, cost: Int, deviceID: String, tier: String, writer: ResponseWriter, record: RequestRecord,
-        then: @escaping @Sendable (CreditCharge?) -> Void
+        _ provider: Provider, cost: Int, deviceID: String, tier: String, idempotencyKeyHash: [UInt8]?, writer: ResponseWriter,
+        record: RequestRecord, then: @escaping @Sendable (CreditCharge?) -> Void
     ) {
         guard let credits else { return then(nil) }
         let finisher = self.finisher
-        credits.spend(provider: provider.name, cost: cost, deviceID: deviceID, tier: tier, record: record) { result in
+        credits.spend(
+            provider: provider.name, cost: cost, deviceID: deviceID, tier: tier, idempotencyKeyHash: idempotencyKeyHash, record: record
+        ) { result in
             switch result {
             case .success(let charge): then(charge)
             case .failure(let error): finisher.respondError(writer, record, error)

@@ -57,6 +57,10 @@ struct SessionAuthenticator: Sendable {
             deviceStatus.forget(claims.sub)
             throw APIError(.sessionInvalid, reason: device == nil ? "device_unknown" : "device_revoked")
         }
+        let now = time.nowSeconds()
+        // "Last seen" follows proxied calls too, at most one write per device per minute (this read
+        // itself happens at most once per device-status interval).
+        if now - device.lastSeenAt >= 60 { _ = try? store.markSeen(deviceID: claims.sub, now: now) }
         deviceStatus.confirm(claims.sub, tier: device.tier, nowMillis: time.nowMillis())
         return device.tier
     }

@@ -56,6 +56,23 @@ extension PostgresStore {
         }
     }
 
+    public func claimIdempotencyKey(deviceID: String, keyHash: [UInt8], nowMillis: Int64, expiresMillis: Int64) throws(StoreError) -> Bool {
+        guard keyHash.count == 32 else { throw .invalid("idempotency_key_hash") }
+        return try pool.withConnection { connection throws(StoreError) in
+            // ON CONFLICT locks the row: of racing claims exactly one inserts or re-arms it.
+            try connection.query("""
+                INSERT INTO idempotency_keys (device_id, key_hash, expires_ms) VALUES ($1, $2, $4)
+                ON CONFLICT (device_id, key_hash) DO UPDATE SET expires_ms = $4 WHERE idempotency_keys.expires_ms <= $3
+                """, [.text(deviceID), .bytes(keyHash), .int64(nowMillis), .int64(expiresMillis)]).affectedRows == 1
+        }
+    }
+
+    public func forgetIdempotencyKey(deviceID: String, keyHash: [UInt8]) throws(StoreError) {
+        try pool.withConnection { connection throws(StoreError) in
+            _ = try connection.query("DELETE FROM idempotency_keys WHERE device_id = $1 AND key_hash = $2", [.text(deviceID), .bytes(keyHash)])
+        }
+    }
+
     @discardableResult
     public func setTier(deviceID: String, tier: String) throws(StoreError) -> Bool {
         guard DeviceRecord.isValidTier(tier) else { throw .invalid("device_tier") }

@@ -72,6 +72,34 @@ extension SQLiteStore {
         }
     }
 
+    public func claimIdempotencyKey(deviceID: String, keyHash: [UInt8], nowMillis: Int64, expiresMillis: Int64) throws(StoreError) -> Bool {
+        guard keyHash.count == 32 else { throw .invalid("idempotency_key_hash") }
+        return try pool.withConnection { connection throws(StoreError) in
+            // Inserted, or an expired claim re-armed: a row changed. A live claim: nothing changed.
+            try connection.with("""
+                INSERT INTO idempotency_keys (device_id, key_hash, expires_ms) VALUES (?1, ?2, ?4)
+                ON CONFLICT (device_id, key_hash) DO UPDATE SET expires_ms = ?4 WHERE expires_ms <= ?3
+                """) { statement throws(StoreError) in
+                try statement.bind(1, deviceID)
+                try statement.bind(2, keyHash)
+                try statement.bind(3, nowMillis)
+                try statement.bind(4, expiresMillis)
+                try statement.run()
+            }
+            return connection.changes == 1
+        }
+    }
+
+    public func forgetIdempotencyKey(deviceID: String, keyHash: [UInt8]) throws(StoreError) {
+        try pool.withConnection { connection throws(StoreError) in
+            try connection.with("DELETE FROM idempotency_keys WHERE device_id = ?1 AND key_hash = ?2") { statement throws(StoreError) in
+                try statement.bind(1, deviceID)
+                try statement.bind(2, keyHash)
+                try statement.run()
+            }
+        }
+    }
+
     private static func used(_ connection: SQLiteConnection, scope: String, day: Int64) throws(StoreError) -> Int64 {
         try usedAndWarned(connection, scope: scope, day: day).0
     }
