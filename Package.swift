@@ -4,11 +4,14 @@ import PackageDescription
 
 let package = Package(
     name: "Keyward",
-    platforms: [.macOS(.v14)],
+    // macOS 14 is the server's floor; the KeywardClient library also builds for iOS 15.
+    platforms: [.macOS(.v14), .iOS(.v15)],
     products: [
         .executable(name: "keyward", targets: ["KeywardCLI"]),
         .executable(name: "keyward-demo", targets: ["KeywardDemoMain"]),
         .executable(name: "keyward-bench", targets: ["KeywardBench"]),
+        // The app side: Foundation only (FoundationNetworking on Linux), never a server module.
+        .library(name: "KeywardClient", targets: ["KeywardClient"]),
     ],
     targets: [
         // Debian's C libraries, bound as system libraries (pkg-config names).
@@ -66,6 +69,10 @@ let package = Package(
 
         // Deadline-bounded waits shared by the test targets.
         .target(name: "TestWaiting", path: "Tests/TestWaiting"),
+
+        // The client SDK for apps: no dependencies (scripts/check-client-deps.sh keeps it so).
+        .target(name: "KeywardClient"),
+
         .testTarget(name: "KeywardCryptoTests", dependencies: ["KeywardCrypto"]),
         .testTarget(name: "CBORTests", dependencies: ["CBOR"]),
         .testTarget(name: "AppAttestTests", dependencies: ["AppAttest", "DeviceSimulator", "KeywardCrypto", "CBOR"]),
@@ -78,6 +85,10 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPFields", "TestWaiting"]),
         .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer", "KeywardSupport", "TestWaiting"]),
         .testTarget(name: "KeywardTests", dependencies: ["Keyward", "KeywardDemo", "KeywardCLI", "DeviceSimulator", "TestWaiting", "CSQLite"]),
+        // The SDK against a real Keyward on loopback (the demo deployment and its simulated iPhone).
+        .testTarget(
+            name: "KeywardClientTests",
+            dependencies: ["KeywardClient", "KeywardDemo", "Keyward", "DeviceSimulator", "HTTPServer", "KeywardCrypto"]),
     ],
     cxxLanguageStandard: .cxx17
 )

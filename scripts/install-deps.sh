@@ -7,6 +7,7 @@ packages=(
   libmicrohttpd-dev libtomlplusplus-dev
   postgresql pgbouncer curl openssl
   python3-seccomp python3-yaml systemd nginx
+  python3 python3-venv
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -4,7 +4,9 @@
 # the Swift toolchain). The real-device vectors the tests verify are part of the repository
 # (Tests/Fixtures/vectors), so this runs from any clone. The last line printed is the count taken
 # from XCTest's own per-test lines: `N passed, N failed, N skipped`; the script exits non-zero when
-# any test failed, the runner itself failed, or the release binary check failed.
+# any test failed, the runner itself failed, or the release binary check failed. In between it
+# checks that the KeywardClient library depends on no server module and runs the API contract
+# (schemathesis against a running Keyward); either failing fails the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -17,6 +19,11 @@ swift test --skip-build 2>&1 | tee "$log" || status=$?
 if [ "$status" -eq 0 ]; then
   swift build -c release --product keyward --static-swift-stdlib
   bash scripts/check-release-binary.sh "$(swift build -c release --show-bin-path)/keyward" || status=$?
+fi
+# The SDK apps link depends on no server module; the API answers as docs/openapi.yaml says.
+if [ "$status" -eq 0 ]; then
+  bash scripts/check-client-deps.sh || status=$?
+  bash scripts/api-contract.sh || status=$?
 fi
 # XCTest prints one "Test Case '<name>' passed|failed|skipped (<seconds> seconds)" line per test.
 passed=$(grep -cE "^Test Case '.*' passed \(" "$log" || true)

@@ -31,6 +31,8 @@ final class CannedResponses: @unchecked Sendable {
         }
         guard let response else { return nil }
         _ = MHD_add_response_header(response, "Content-Type", "application/json")
+        // Keyward's own refusal, marked as such (the application's error answers carry it too).
+        _ = MHD_add_response_header(response, "Keyward-Error", code)
         if close { _ = MHD_add_response_header(response, "Connection", "close") }
         return response
     }

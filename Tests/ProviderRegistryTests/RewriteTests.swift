@@ -176,6 +176,7 @@ final class ResponseRewriteTests: XCTestCase {
             ("X-AIza/secret-Seen", "1"),
             ("access-control-allow-credentials", "true"),
             ("Alt-Svc", "h3=\":443\""),
+            ("Keyward-Error", "session_invalid"),
             ("X-Debug-Url", "https://generativelanguage.googleapis.com/v1?key=AIza%2Fsecret"),
             ("X-Echo", "AIza/secret"),
             ("Content-Length", "42"),

@@ -38,6 +38,10 @@ public enum APIErrorCode: String, Sendable, CaseIterable {
         }
     }
 
+    /// The response field naming the code on every error answer Keyward writes itself
+    /// (`Keyward-Error: session_invalid`). Stripped from upstream answers, so a relayed answer never has it.
+    public static let headerName = "Keyward-Error"
+
     /// The response body, `{"error":"<code>"}`, as UTF-8 bytes.
     public var body: [UInt8] { Array("{\"error\":\"\(rawValue)\"}".utf8) }
 }

@@ -29,7 +29,7 @@ public struct AdminRoutes: Sendable {
     public func handle(_ head: HTTPRequestHead, body: [UInt8], writer: ResponseWriter) {
         if head.path.hasPrefix("/admin/") { return api.handle(head, body: body, writer: writer) }
         guard head.method == "GET" || head.method == "HEAD" else {
-            writer.respond(status: 405, headers: [("Allow", "GET, HEAD"), ("Content-Type", "application/json")],
+            writer.respond(status: 405, headers: [("Allow", "GET, HEAD"), ("Content-Type", "application/json"), (APIErrorCode.headerName, "method_not_allowed")],
                            body: APIErrorCode.methodNotAllowed.body)
             return
         }
@@ -43,13 +43,16 @@ public struct AdminRoutes: Sendable {
         case "/readyz":
             lifecycle.checkReady(record: nil) { failure in
                 if let error = failure {
-                    writer.respond(status: error.code.status, headers: [("Content-Type", "application/json")] + error.headers, body: error.code.body)
+                    writer.respond(
+                        status: error.code.status,
+                        headers: [("Content-Type", "application/json"), (APIErrorCode.headerName, error.code.rawValue)] + error.headers,
+                        body: error.code.body)
                 } else {
                     writer.respond(status: 200, headers: [("Content-Type", "application/json")], body: Array("{\"status\":\"ready\"}".utf8))
                 }
             }
         default:
-            writer.respond(status: 404, headers: [("Content-Type", "application/json")], body: APIErrorCode.notFound.body)
+            writer.respond(status: 404, headers: [("Content-Type", "application/json"), (APIErrorCode.headerName, "not_found")], body: APIErrorCode.notFound.body)
         }
     }
 }

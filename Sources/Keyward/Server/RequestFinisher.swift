@@ -84,7 +84,12 @@ final class RequestFinisher: Sendable {
             $0.bytesOut = Int64(error.code.body.count)
         }
         guard finish(record, status: error.code.status) else { return }
-        var headers: [(String, String)] = [("Content-Type", "application/json"), ("Cache-Control", "no-store"), ("X-Request-Id", record.id)]
+        // `Keyward-Error` marks the answer as Keyward's own refusal: a client tells a 401 from Keyward
+        // (renew the session) from a 401 the provider sent (relayed answers never carry it).
+        var headers: [(String, String)] = [
+            ("Content-Type", "application/json"), ("Cache-Control", "no-store"), ("X-Request-Id", record.id),
+            (APIErrorCode.headerName, error.code.rawValue),
+        ]
         headers.append(contentsOf: error.headers)
         writer.respond(status: error.code.status, headers: headers, body: error.code.body)
     }

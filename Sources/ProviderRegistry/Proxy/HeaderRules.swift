@@ -42,9 +42,10 @@ public enum HeaderRules {
     public static let requestDroppedPrefixes: [String] = ["x-forwarded-", "x-keyward-"]
 
     /// Upstream response fields never passed to the client: cookies (the provider's session is not the
-    /// device's), hop-by-hop fields, and `Alt-Svc` (it advertises the provider's endpoints as if they
-    /// served Keyward's origin).
-    public static let responseDropped: [String] = hopByHop + ["set-cookie", "set-cookie2", "alt-svc"]
+    /// device's), hop-by-hop fields, `Alt-Svc` (it advertises the provider's endpoints as if they
+    /// served Keyward's origin), and `Keyward-Error`, which marks Keyward's own refusals only (a
+    /// client that saw it on a relayed 401 would renew its session instead of reporting the provider's).
+    public static let responseDropped: [String] = hopByHop + ["set-cookie", "set-cookie2", "alt-svc", "keyward-error"]
 
     /// Response prefixes never passed: CORS is Keyward's decision, not the provider's.
     public static let responseDroppedPrefixes: [String] = ["access-control-"]
