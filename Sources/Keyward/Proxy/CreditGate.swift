@@ -91,7 +91,10 @@ final class CreditGate: Sendable {
                     .adding(RateLimitHeaders.fields(limits.compactMap { $0 }))))
             case .appExhausted:
                 record.note(.rateLimited(.appBudget))
-                completion(.failure(APIError(.appBudgetExhausted, reason: "app_budget_exhausted", headers: [("Retry-After", retryAfter)])))
+                // The tightest limit of this call is the app's ceiling.
+                let ceiling = RateLimitHeaders.credits(limit: settings.appDailyCredits, used: decision.appUsed ?? 0, nowSeconds: nowSeconds)
+                completion(.failure(APIError(.appBudgetExhausted, reason: "app_budget_exhausted", headers: [("Retry-After", retryAfter)])
+                    .adding(RateLimitHeaders.fields([ceiling].compactMap { $0 }))))
             case .spent:
                 if decision.warn {
                     metrics.increment("keyward_budget_warnings_total", [:])

@@ -76,6 +76,11 @@ final class BudgetTests: XCTestCase {
         XCTAssertEqual(try env.deployment.store.creditsUsed(scope: CreditSpend.appScope, day: day), 10)
         XCTAssertEqual(env.provider.received.count, 10)
 
+        let refused = try env.client.call("GET", "/p/chat/v1/models", headers: [env.bearer(tokens[0])])
+        XCTAssertEqual(errorCode(refused.body), "app_budget_exhausted")
+        XCTAssertEqual(refused.header("retry-after"), "22400")
+        XCTAssertEqual([refused.header("x-ratelimit-limit"), refused.header("x-ratelimit-remaining")], ["10", "0"])
+
         // A pro device does not count toward the ceiling, so the ceiling does not refuse it.
         let (pro, proToken) = try env.session()
         XCTAssertTrue(try env.deployment.store.setTier(deviceID: Hex.encode(pro.keyID), tier: "pro"))
@@ -85,7 +90,7 @@ final class BudgetTests: XCTestCase {
         // The 80 % warning (8 of 10 credits) was logged once, by the one spend that crossed it.
         XCTAssertEqual(env.logLines.filter { $0.contains("\"event\":\"budget_warning\"") }.count, 1)
         XCTAssertEqual(env.deployment.service.metrics.value("keyward_budget_warnings_total", [:]), 1)
-        XCTAssertEqual(env.deployment.service.metrics.value("keyward_rate_limited_total", ["limit": "app_budget"]), 240)
+        XCTAssertEqual(env.deployment.service.metrics.value("keyward_rate_limited_total", ["limit": "app_budget"]), 241)
     }
 
     func testStoreFailingRefusesWithServiceUnavailable() throws {
