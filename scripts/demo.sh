@@ -6,5 +6,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+swift build --product keyward        # the operator's binary, for trying it by hand afterwards
 swift build --product keyward-demo
 exec "$(swift build --show-bin-path)/keyward-demo" "$@"

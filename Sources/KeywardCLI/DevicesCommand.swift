@@ -1,6 +1,7 @@
 import Keyward
 import KeywardCrypto
 import Store
+import Upstream
 
 /// `keyward devices list|show|revoke|unrevoke|set-tier`: the operator's view of attested devices.
 enum DevicesCommand {
@@ -16,7 +17,15 @@ enum DevicesCommand {
         device attested before that time (for example after a compromised build was withdrawn):
         with --dry-run it lists them and says how many it would revoke; --yes revokes them; with
         neither it only says how many there are and exits 2.
-        A revoked device's sessions stop working within 60 s; it cannot attest or assert again.
+        What revoking a device stops: its live sessions (refused within 60 s); the same App Attest
+        key attesting or asserting again (iOS, 403); the same install id getting a session through
+        Play Integrity (Android, 403); every install credential of the device (/v1/refresh refuses
+        them, and unrevoke does not bring them back).
+        What it does not stop: the same phone coming back as a new device. A reinstalled iOS app
+        makes a new key, and an Android app a new install id, and each is attested afresh. Only
+        DeviceCheck ([apple.devicecheck], iOS) ties installs on one phone together: with it, revoke
+        also sets bit 0 of the phone at Apple, so a new key on it is flagged or refused. Android
+        has no such link. Requests already sent upstream are not recalled.
         set-tier puts a device in a tier of keyward.toml's [tiers] (or free, unattested); its live
         sessions spend against that tier's budget within 60 s. usage ranks the devices by credits
         spent on one UTC day (default today; --top 20), with their tier, and the app's total.
@@ -93,6 +102,7 @@ enum DevicesCommand {
                 } else if options.has("yes") {
                     for device in devices { _ = try store.setRevoked(deviceID: device.id, true, now: now) }
                     print("revoked \(what)")
+                    markPhones(devices, configuration: configuration)
                 } else {
                     CLIOutput.error("keyward devices revoke: this would revoke \(what); nothing changed. "
                         + "Add --dry-run to list them or --yes to revoke them.")
@@ -105,6 +115,7 @@ enum DevicesCommand {
                     return 1
                 }
                 print("\(revoke ? "revoked" : "unrevoked") \(id ?? "")")
+                if revoke, let device = try store.device(id: id ?? "") { markPhones([device], configuration: configuration) }
             }
             return 0
         } catch {
@@ -187,6 +198,38 @@ enum DevicesCommand {
             + pad(String(device.counter), 8) + " " + (device.revoked ? "yes" : "no")
     }
 
+    /// With `[apple.devicecheck]`: sets DeviceCheck bit 0 of each revoked device's phone (those
+    /// whose attestation carried a device token), keeping bit 1, so a reinstall on the phone is
+    /// flagged or refused. A failure is a warning: the revocation itself is done.
+    static func markPhones(_ devices: [DeviceRecord], configuration: KeywardConfiguration) {
+        let withTokens = devices.filter { !$0.deviceCheckToken.isEmpty }
+        guard configuration.apple?.deviceCheck != nil, !withTokens.isEmpty else { return }
+        let upstream = UpstreamClient()
+        defer { upstream.shutdown() }
+        let client: DeviceCheckClient
+        do {
+            guard let made = try ServiceAssembly.deviceCheck(configuration, secrets: SecretSource(), upstream: upstream) else { return }
+            client = made
+        } catch {
+            CLIOutput.error("keyward devices revoke: warning: DeviceCheck bits not set: \(error)")
+            return
+        }
+        var marked = 0
+        for device in withTokens {
+            do {
+                let now = SystemTimeSource().nowMillis()
+                let current = try client.query(deviceToken: device.deviceCheckToken, nowMillis: now)
+                if current?.bit0 != true {
+                    try client.update(deviceToken: device.deviceCheckToken, bits: .init(bit0: true, bit1: current?.bit1 ?? false), nowMillis: now)
+                }
+                marked += 1
+            } catch {
+                CLIOutput.error("keyward devices revoke: warning: DeviceCheck bit 0 of \(device.id) not set: \(error.reason)")
+            }
+        }
+        print("DeviceCheck: bit 0 set for \(marked) phone\(marked == 1 ? "" : "s")")
+    }
+
     static func details(_ device: DeviceRecord) -> String {
         """
         id           \(device.id)
@@ -197,6 +240,8 @@ enum DevicesCommand {
         counter      \(device.counter)
         public key   \(device.publicKey.isEmpty ? "-" : Hex.encode(device.publicKey))
         receipt      \(device.receipt.count) bytes
+        app id       \(device.appID.isEmpty ? "-" : device.appID)
+        devicecheck  \(device.deviceCheckToken.isEmpty ? "no token" : "token kept")\(device.flagged ? ", flagged (attested on a phone whose bit 0 was set)" : "")
         revoked      \(device.revoked ? "yes, at " + CLIOutput.isoTime(device.revokedAt ?? 0) : "no")
         tier         \(device.tier)
         """

@@ -44,6 +44,8 @@ enum ServeCommand {
             let upstream = UpstreamClient()
             let android = try AndroidAssembly.handshake(configuration, secrets: secrets, upstream: upstream)
             var settings = ServiceAssembly.settings(from: configuration)
+            settings.appKeys = try ServiceAssembly.appKeys(configuration, secrets: secrets)
+            let deviceCheck = try ServiceAssembly.deviceCheck(configuration, secrets: secrets, upstream: upstream)
             let connectionLimit = configuration.maxConnections ?? budget.defaultMaxConnections
             // A provider can hold at most one upstream connection per client connection.
             settings.maxUpstreamConnections = connectionLimit
@@ -51,7 +53,7 @@ enum ServeCommand {
             let service = try KeywardService(
                 settings: settings, store: store, sessionKeys: keys, providers: providers,
                 upstream: upstream, time: time, logger: logger, metrics: Metrics(), android: android,
-                asyncStore: asyncStore)
+                asyncStore: asyncStore, deviceCheck: deviceCheck)
             let server = KeywardServer(
                 service: service,
                 publicListener: HTTPServerConfiguration(

@@ -15,8 +15,10 @@ public enum DemoCommand {
 
         Runs Keyward end to end on 127.0.0.1 with a simulated iPhone and a local fake provider:
         challenge, attest, session, assert, a streamed proxied call, a refused path, a rate-limited
-        call, the usage endpoint, a daily-budget refusal, a revoked device. --keep-running then
-        leaves the server up and prints a session token and a curl command to try (Ctrl-C stops it).
+        call, the usage endpoint, a daily-budget refusal, a revoked device; then an Android install
+        (Play Integrity through a local fake Google) and one refresh of its session that makes no
+        call to Google. --keep-running then leaves the server up and prints a session token and a
+        curl command to try (Ctrl-C stops it).
 
         exit codes: 0 every step passed, 1 a step failed, 2 usage error
         """
@@ -52,6 +54,7 @@ public enum DemoCommand {
 /// One run of the demo story.
 final class DemoRun {
     let provider: FakeProvider
+    let android: DemoAndroid
     let deployment: LocalDeployment
     let client: DemoClient
     let startedAt = DispatchTime.now()
@@ -66,6 +69,9 @@ final class DemoRun {
         let providerKey = "demo-" + Hex.encode(SecureRandom.bytes(12))
         provider = FakeProvider(expectedAuthorization: "Bearer " + providerKey, eventCount: 3, eventGapMillis: 300)
         try provider.start()
+        let time = SystemTimeSource()
+        let android = try DemoAndroid(now: time.nowSeconds())
+        self.android = android
         deployment = try LocalDeployment(
             providersTOML: DemoRun.providersTOML(port: provider.port),
             secrets: [DemoRun.providerKeyName: providerKey],
@@ -74,7 +80,9 @@ final class DemoRun {
                 var spend = SpendSettings()
                 spend.installDailyCredits = DemoRun.dailyCredits
                 settings.spend = spend
-            })
+            },
+            time: time,
+            android: { try android.handshake(upstream: $0) })
         client = DemoClient(baseURL: deployment.baseURL, client: deployment.upstream)
         print("Keyward demo: proxy on \(deployment.baseURL), admin on \(deployment.adminURL), fake provider on 127.0.0.1:\(provider.port)")
         print("(temporary SQLite store in \(deployment.directory); the provider key exists only inside Keyward)\n")
@@ -106,6 +114,7 @@ final class DemoRun {
 
     func shutdown() {
         deployment.shutdown()
+        android.stop()
         provider.stop()
     }
 
@@ -207,6 +216,31 @@ final class DemoRun {
             try expect(response.status == 401, "got \(response.status)")
             return "401 session_invalid: the session dies with its device"
         }
+        var credential = ""
+        step("android attest", "POST /v1/attest/android") {
+            let challenge = try freshChallenge()
+            let installID = UUID().uuidString.lowercased()
+            let integrityToken = android.integrityToken(challenge: challenge, installID: installID, nowMillis: deployment.time.nowMillis())
+            let (response, json) = try client.postJSON(
+                "/v1/attest/android",
+                ["integrity_token": integrityToken, "challenge": Base64.encodeURL(challenge), "install_id": installID])
+            try expect(response.status == 200, "got \(response.status) \(json["error"] ?? "")")
+            credential = json["install_credential"] as? String ?? ""
+            try expect(!credential.isEmpty, "no install_credential in the answer")
+            return "200, verdict decoded by (fake) Google: session + install credential (Google decodes: \(android.google.decodeCount))"
+        }
+        step("android refresh", "POST /v1/refresh") {
+            let decodes = android.google.decodeCount
+            let (response, json) = try client.postJSON("/v1/refresh", ["install_credential": credential])
+            try expect(response.status == 200, "got \(response.status) \(json["error"] ?? "")")
+            let next = json["install_credential"] as? String ?? ""
+            try expect(!next.isEmpty && next != credential, "the credential did not rotate")
+            let session = json["token"] as? String ?? ""
+            let call = try client.call("GET", "/p/demo/v1/models", headers: [("Authorization", "Bearer " + session)])
+            try expect(call.status == 200, "the refreshed session got \(call.status)")
+            try expect(android.google.decodeCount == decodes, "Google was called")
+            return "200, new session and rotated credential, no call to Google (decodes still \(decodes)); the session works"
+        }
         let total = String(format: "%.0f", elapsedMillis(since: startedAt))
         if failures == 0 {
             print("\nAll \(stepNumber) steps passed in \(total) ms.")
@@ -259,7 +293,9 @@ final class DemoRun {
     func step(_ name: String, _ request: String, _ body: () throws -> String) {
         stepNumber += 1
         let start = DispatchTime.now()
-        let header = "\(stepNumber). \(name)".padding(toLength: 18, withPad: " ", startingAt: 0)
+        // Numbered from 1 with the number right-aligned, so names line up past step 9 and stay whole.
+        let label = (stepNumber < 10 ? " " : "") + "\(stepNumber). \(name)"
+        let header = label.padding(toLength: max(19, label.count), withPad: " ", startingAt: 0)
         do {
             let detail = try body()
             let millis = String(format: "%7.1f ms", elapsedMillis(since: start))

@@ -52,6 +52,8 @@ public final class LocalDeployment: Sendable {
     ///     `serve` reads its key files on SIGHUP); nil: one generated key, never reloaded.
     ///   - anchor: the test App Attest anchor to trust; nil: a new one. Two deployments given one
     ///     anchor accept each other's simulated devices (several instances of one service).
+    ///   - deviceCheck: Apple's DeviceCheck client (a fake Apple's in tests); nil: DeviceCheck off.
+    ///   - android: builds the Android handshake from the deployment's upstream client; nil: Android off.
     /// - Throws: whatever the first failing step throws: a Foundation file error (folder,
     ///   `providers.toml`), `StoreError`, `CryptoError` (anchor, key), the registry's load error,
     ///   `ProviderTableError` (a secret not in `secrets`), `SessionError`, `HTTPServerError` (bind).
@@ -65,7 +67,9 @@ public final class LocalDeployment: Sendable {
         trustAppleRoot: Bool = false,
         shards: Int = 2,
         sessionKeys readKeys: (@Sendable () throws -> SessionKeySet)? = nil,
-        anchor sharedAnchor: TestTrustAnchor? = nil
+        anchor sharedAnchor: TestTrustAnchor? = nil,
+        deviceCheck: DeviceCheckClient? = nil,
+        android: ((UpstreamClient) throws -> AndroidHandshake)? = nil
     ) throws {
         directory = FileManager.default.temporaryDirectory.path + "/keyward-" + Hex.encode(SecureRandom.bytes(6))
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -116,7 +120,8 @@ public final class LocalDeployment: Sendable {
         self.upstream = upstream
         let service = try KeywardService(
             settings: serviceSettings, store: store, sessionKeys: keys, providers: table, upstream: upstream, time: time,
-            logger: Logger(sink: logSink, time: time), metrics: Metrics(), asyncStore: asyncStore, appleRoot: trustAppleRoot ? AppleAppAttestationRoot.certificate : anchor.root)
+            logger: Logger(sink: logSink, time: time), metrics: Metrics(), android: try android?(upstream), asyncStore: asyncStore,
+            deviceCheck: deviceCheck, appleRoot: trustAppleRoot ? AppleAppAttestationRoot.certificate : anchor.root)
         server = KeywardServer(
             service: service,
             publicListener: HTTPServerConfiguration(host: "127.0.0.1", port: 0),

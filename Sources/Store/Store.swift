@@ -55,9 +55,28 @@ public protocol Store: Sendable {
     func markSeen(deviceID: String, now: Int64) throws(StoreError) -> Bool
 
     /// Sets or clears the revoked flag (one write; `revokedAt` becomes `now`, or nil when cleared).
+    /// Revoking also revokes every install credential of the device (clearing does not restore them).
     /// Returns false for an unknown device.
     @discardableResult
     func setRevoked(deviceID: String, _ revoked: Bool, now: Int64) throws(StoreError) -> Bool
+
+    /// Stores the first install credential of an Android device by its hash, valid while
+    /// `now < expiresAt` (unix seconds).
+    /// - Throws: `.invalidInput` (`credential_hash_length`) unless `hash` is 32 bytes.
+    func putInstallCredential(hash: [UInt8], deviceID: String, expiresAt: Int64, now: Int64) throws(StoreError)
+
+    /// Spends an install credential for its successor, in one transaction serialized on the
+    /// credential's row (atomic across threads and instances):
+    /// - live and unused: marks it used at `now` with `successorHash` and `nonce`, inserts the
+    ///   successor (same device, same expiry) → `.rotated`;
+    /// - used, its successor unused, `now − used_at ≤ retryWindowSeconds` and not retried before →
+    ///   `.retried` with the stored nonce (marked retried);
+    /// - used and its successor used since → every credential of the device revoked → `.reused`;
+    /// - otherwise `.refused` with the slug.
+    /// - Throws: `.invalidInput` (`credential_hash_length`) unless both hashes are 32 bytes.
+    func exchangeInstallCredential(
+        hash: [UInt8], successorHash: [UInt8], nonce: [UInt8], now: Int64, retryWindowSeconds: Int64
+    ) throws(StoreError) -> CredentialExchange
 
     /// Devices ordered by creation time then id; with `attestedBefore` only those created strictly
     /// before that unix time (for `keyward devices`, e.g. to find devices attested before an incident).
@@ -115,7 +134,8 @@ public protocol Store: Sendable {
     func forgetIdempotencyKey(deviceID: String, keyHash: [UInt8]) throws(StoreError)
 
     /// Deletes what can no longer matter at `nowMillis`: expired challenges, rate events older than
-    /// the longest window they were counted under, and budgets of days before yesterday. Cheap
+    /// the longest window they were counted under, budgets of days before yesterday, and expired
+    /// install credentials. Cheap
     /// (index range deletes); call it every minute or so. Returns how many rows went.
     @discardableResult
     func purgeExpired(nowMillis: Int64) throws(StoreError) -> PurgeCounts

@@ -36,26 +36,46 @@ final class AndroidEndToEndTests: XCTestCase {
         let client: DemoClient
         let logSink: MemoryLogSink
         let directory: String
+        let metrics = Metrics()
+        /// False when the fake Google belongs to another harness (which stops it).
+        let ownsGoogle: Bool
 
-        init(mode: IntegrityMode, account: SimulatedServiceAccount, budget: Int = 30) throws {
+        /// A fake Google on its own loopback listener: (fake, its server, its base URL).
+        static func startGoogle(now: Int64) throws -> (FakeGooglePlayIntegrity, HTTPServer, String) {
+            let holder = Mutex<FakeGooglePlayIntegrity?>(nil)
+            let server = HTTPServer(configuration: HTTPServerConfiguration(threads: 1), bodyLimit: { _ in 64 * 1024 }) { head, body, writer in
+                guard let fake = holder.withLock({ $0 }) else { return writer.respond(status: 503) }
+                let answer = fake.handle(method: head.method, path: head.path, headers: head.headers, body: body)
+                writer.respond(status: answer.status, headers: answer.headers, body: answer.body)
+            }
+            try server.start()
+            let base = "http://127.0.0.1:\(server.port)"
+            let fake = FakeGooglePlayIntegrity(baseURL: base, now: now)
+            holder.withLock { $0 = fake }
+            return (fake, server, base)
+        }
+
+        /// - Parameters:
+        ///   - adjust: changes to the `[android]` settings (budgets, credential lifetime).
+        ///   - storeURL: the store to use; a fresh SQLite file in the harness's folder when nil.
+        ///   - google: a fake Google already listening (several instances sharing one Google); a new one when nil.
+        init(mode: IntegrityMode, account: SimulatedServiceAccount, budget: Int = 30,
+             adjust: (inout AndroidSettings) -> Void = { _ in }, storeURL: String? = nil,
+             google shared: (fake: FakeGooglePlayIntegrity, server: HTTPServer, base: String)? = nil) throws {
             time = ManualTimeSource(millis: SystemTimeSource().nowMillis())
             directory = FileManager.default.temporaryDirectory.path + "/keyward-android-" + Hex.encode(SecureRandom.bytes(6))
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             provider = FakeProvider(expectedAuthorization: "Bearer " + AndroidEndToEndTests.providerKey, eventCount: 1, eventGapMillis: 0)
             try provider.start()
 
-            // Fake Google on its own loopback listener.
-            let holder = Mutex<FakeGooglePlayIntegrity?>(nil)
-            googleServer = HTTPServer(configuration: HTTPServerConfiguration(threads: 1), bodyLimit: { _ in 64 * 1024 }) { head, body, writer in
-                guard let fake = holder.withLock({ $0 }) else { return writer.respond(status: 503) }
-                let answer = fake.handle(method: head.method, path: head.path, headers: head.headers, body: body)
-                writer.respond(status: answer.status, headers: answer.headers, body: answer.body)
+            let googleBase: String
+            if let shared {
+                (google, googleServer, googleBase) = shared
+                ownsGoogle = false
+            } else {
+                (google, googleServer, googleBase) = try Harness.startGoogle(now: time.nowSeconds())
+                ownsGoogle = true
             }
-            try googleServer.start()
-            let googleBase = "http://127.0.0.1:\(googleServer.port)"
-            let fake = FakeGooglePlayIntegrity(baseURL: googleBase, now: time.nowSeconds())
-            google = fake
-            holder.withLock { $0 = fake }
             self.account = account
             google.trust(account)
             keys = try IntegrityTestKeys.generate()
@@ -65,7 +85,7 @@ final class AndroidEndToEndTests: XCTestCase {
                 .write(toFile: providersPath, atomically: true, encoding: .utf8)
             let secrets = SecretSource(environment: ["ANDROID_CHAT_KEY": AndroidEndToEndTests.providerKey])
             let table = ProviderTable(try ProviderTable.resolve(try ProviderRegistry.load(path: providersPath), secrets: secrets))
-            store = try openStore(url: "sqlite://\(directory)/keyward.db")
+            store = try openStore(url: storeURL ?? "sqlite://\(directory)/keyward.db")
             try store.migrate()
             let sessionKey = try ECPrivateKey.generate(.p256)
             let sessionKeys = try SessionKeySet(active: (kid: SessionKeySet.thumbprintKID(for: sessionKey.publicKey), key: sessionKey), verifyOnly: [])
@@ -74,9 +94,10 @@ final class AndroidEndToEndTests: XCTestCase {
             let androidSecrets: AndroidSecrets = mode == .standard
                 ? .standard(serviceAccount: { keyFile })
                 : .classic(decryptionKeyBase64: keys.decryptionKeyBase64, verificationKeyBase64: keys.verificationKeyBase64)
-            let settings = AndroidSettings(
+            var settings = AndroidSettings(
                 packageNames: [AndroidEndToEndTests.package], certificateDigests: [AndroidEndToEndTests.certificate], mode: mode,
                 decodeBudgetPerDay: budget, google: GoogleEndpoints(playIntegrityBaseURL: googleBase, tokenURL: nil))
+            adjust(&settings)
             upstream = UpstreamClient()
             let android = AndroidHandshake(attestation: try AndroidAttestation(
                 settings: settings, secrets: androidSecrets, http: UpstreamGoogleHTTPClient(upstream: upstream)))
@@ -87,7 +108,7 @@ final class AndroidEndToEndTests: XCTestCase {
             logSink = MemoryLogSink()
             let service = try KeywardService(
                 settings: serviceSettings, store: store, sessionKeys: sessionKeys, providers: table, upstream: upstream, time: time,
-                logger: Logger(sink: logSink, time: time), metrics: Metrics(), android: android)
+                logger: Logger(sink: logSink, time: time), metrics: metrics, android: android)
             // Sharded, as `serve` runs: standard-mode answers come back from another thread and
             // must wake their shard's loop.
             server = KeywardServer(
@@ -99,7 +120,7 @@ final class AndroidEndToEndTests: XCTestCase {
 
         func shutdown() {
             server.stop()
-            googleServer.stop()
+            if ownsGoogle { googleServer.stop() }
             upstream.shutdown()
             provider.stop()
             try? FileManager.default.removeItem(atPath: directory)
@@ -124,6 +145,24 @@ final class AndroidEndToEndTests: XCTestCase {
 
         func attest(token: String, challenge: [UInt8], installID: String) throws -> (UpstreamResponse, [String: Any]) {
             try client.postJSON("/v1/attest/android", ["integrity_token": token, "challenge": Base64.encodeURL(challenge), "install_id": installID])
+        }
+
+        /// A full standard or classic handshake for a fresh install: (the answer's status, its body).
+        func handshake(_ mode: IntegrityMode, installID: String = UUID().uuidString.lowercased()) throws -> (Int, [String: Any]) {
+            let challenge = try self.challenge()
+            let (response, json) = try attest(token: try token(mode, verdict(mode, challenge: challenge, installID: installID)),
+                                              challenge: challenge, installID: installID)
+            return (response.status, json)
+        }
+
+        /// `POST /v1/refresh` with `credential`.
+        func refresh(_ credential: String) throws -> (UpstreamResponse, [String: Any]) {
+            try client.postJSON("/v1/refresh", ["install_credential": credential])
+        }
+
+        /// Every log line so far, parsed.
+        func logObjects() -> [[String: Any]] {
+            logSink.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         }
 
         /// The `/v1/attest/android` log lines so far, parsed.

@@ -12,11 +12,13 @@ final class CommandLineTests: XCTestCase {
     func testDemoRunsEveryStepAndStreamsEventsSeparately() throws {
         let result = try KeywardBinary.run(["demo"], timeout: 120)
         XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
-        XCTAssertTrue(result.stdout.contains("All 9 steps passed"), result.stdout)
-        for step in ["challenge", "attest", "assert", "streamed call", "refused path", "rate limit", "usage", "daily budget", "revoked device"] {
+        XCTAssertTrue(result.stdout.contains("All 11 steps passed"), result.stdout)
+        for step in ["challenge", "attest", "assert", "streamed call", "refused path", "rate limit", "usage", "daily budget",
+                     "revoked device", "android attest", "android refresh"] {
             XCTAssertTrue(result.stdout.contains(step), "step \(step) missing")
         }
         XCTAssertFalse(result.stdout.contains("FAIL"))
+        XCTAssertTrue(result.stdout.contains("no call to Google (decodes still 1)"), result.stdout)
         // Each event is printed as it arrives, with its arrival time: 300 ms apart, not all at once.
         let times = result.stdout.split(separator: "\n").compactMap { line -> Double? in
             guard line.contains("data: "), let plus = line.range(of: "+"), let ms = line.range(of: " ms") else { return nil }
@@ -61,7 +63,7 @@ final class CommandLineTests: XCTestCase {
         _ = printed.wait(timeout: .now() + 60)
         let text = String(decoding: received.data, as: UTF8.self)
         XCTAssertTrue(process.isRunning, "the demo stopped instead of staying up: \(text)")
-        XCTAssertTrue(text.contains("All 9 steps passed"), text)
+        XCTAssertTrue(text.contains("All 11 steps passed"), text)
         XCTAssertTrue(text.contains("TOKEN=ey"), text)
         XCTAssertTrue(text.contains("curl -N"), text)
         // SIGTERM the moment it has printed: the signal must not fall between handlers being set up.
@@ -168,6 +170,83 @@ final class CommandLineTests: XCTestCase {
 
     /// `check-config` runs the loading and checks `serve` runs (without binding ports): what one
     /// refuses, the other refuses with the same message; what one accepts, the other starts with.
+    func testDevicesHelpSaysWhatRevocationStopsAndWhatItDoesNot() throws {
+        let result = try KeywardBinary.run(["devices", "--help"], environment: [:])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        for phrase in ["What revoking a device stops", "every install credential", "What it does not stop",
+                       "makes a new key", "a new install id", "DeviceCheck"] {
+            XCTAssertTrue(result.stdout.contains(phrase), "\(phrase) missing from: \(result.stdout)")
+        }
+    }
+
+    func testCheckConfigAndServeRefuseAnAppKeyOrDeviceCheckSecretThatIsMissingOrMalformed() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        _ = try folder.write("p.toml", """
+            [p]
+            base_url = "https://api.example.com"
+            secret = "P_KEY"
+            auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
+            allow = [ { method = "GET", path = "/v1/*" } ]
+            """)
+        let path = try folder.write("keyward.toml", """
+            providers_file = "p.toml"
+            [listen]
+            proxy = "127.0.0.1:\(freeLoopbackPort())"
+            admin = "127.0.0.1:\(freeLoopbackPort())"
+            [store]
+            url = "sqlite://\(folder.path)/k.db"
+            [handshake]
+            require_app_key = true
+            """)
+        let base = ["KEYWARD_SESSION_KEY": Self.sessionKeyPEM, "P_KEY": "k"]
+        for (environment, expected) in [
+            (base, "KEYWARD_APP_KEYS"),
+            (base.merging(["KEYWARD_APP_KEYS": "ios-prod pk_live_0123456789abcdef"]) { $1 }, "line 1: expected name=key"),
+        ] {
+            let check = try KeywardBinary.run(["check-config", "--config", path], environment: environment)
+            XCTAssertEqual(check.status, 1, check.stdout)
+            XCTAssertTrue(check.stderr.contains(expected), check.stderr)
+            XCTAssertFalse(check.stderr.contains("pk_live_0123456789abcdef"), "the key never reaches an error")
+            let serve = try KeywardBinary.run(["serve", "--config", path], environment: environment, timeout: 30)
+            XCTAssertEqual(serve.status, 1)
+            XCTAssertTrue(serve.stderr.contains(expected), serve.stderr)
+        }
+        let good = base.merging(["KEYWARD_APP_KEYS": "ios-prod=pk_live_0123456789abcdef\n"]) { $1 }
+        let check = try KeywardBinary.run(["check-config", "--config", path], environment: good)
+        XCTAssertEqual(check.status, 0, check.stderr)
+
+        // [apple.devicecheck]: its private key is a secret both read the same way.
+        let deviceCheckPath = try folder.write("devicecheck.toml", """
+            providers_file = "p.toml"
+            [listen]
+            proxy = "127.0.0.1:\(freeLoopbackPort())"
+            admin = "127.0.0.1:\(freeLoopbackPort())"
+            [store]
+            url = "sqlite://\(folder.path)/k.db"
+            [apple]
+            team_id = "ABCDE12345"
+            bundle_ids = ["com.example.app"]
+            environment = "production"
+            [apple.devicecheck]
+            key_id = "KEY1234567"
+            """)
+        for (environment, expected) in [
+            (base, "KEYWARD_DEVICECHECK_KEY"),
+            (base.merging(["KEYWARD_DEVICECHECK_KEY": "not a key"]) { $1 }, "not a P-256 private key"),
+        ] {
+            let check = try KeywardBinary.run(["check-config", "--config", deviceCheckPath], environment: environment)
+            XCTAssertEqual(check.status, 1, check.stdout)
+            XCTAssertTrue(check.stderr.contains(expected), check.stderr)
+            let serve = try KeywardBinary.run(["serve", "--config", deviceCheckPath], environment: environment, timeout: 30)
+            XCTAssertEqual(serve.status, 1)
+            XCTAssertTrue(serve.stderr.contains(expected), serve.stderr)
+        }
+        let withKey = base.merging(["KEYWARD_DEVICECHECK_KEY": try ECPrivateKey.generate(.p256).pkcs8PEM]) { $1 }
+        let accepted = try KeywardBinary.run(["check-config", "--config", deviceCheckPath], environment: withKey)
+        XCTAssertEqual(accepted.status, 0, accepted.stderr)
+    }
+
     func testCheckConfigRefusesWhatServeRefuses() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }

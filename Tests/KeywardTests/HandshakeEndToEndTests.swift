@@ -117,11 +117,11 @@ final class HandshakeEndToEndTests: XCTestCase {
         XCTAssertEqual(assertJSON["error"] as? String, "forbidden")
     }
 
-    func testAssertionFromUnknownKeyIsRefused() throws {
+    func testAssertionFromUnknownKeyIsRefusedAsKeyUnknown() throws {
         let device = try env.deployment.makeDevice()
         let (status, json) = try env.assert(device)
         XCTAssertEqual(status, 401)
-        XCTAssertEqual(json["error"] as? String, "attestation_invalid")
+        XCTAssertEqual(json["error"] as? String, "key_unknown")
         XCTAssertEqual(env.lastReason(route: "assert_ios"), "device_unknown")
     }
 

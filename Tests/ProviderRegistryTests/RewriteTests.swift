@@ -186,6 +186,25 @@ final class ResponseRewriteTests: XCTestCase {
         XCTAssertEqual(client.map(\.name), ["Content-Type", "Content-Length", "x-request-id"])
     }
 
+    func testOverEscapedAndBase64EchoesOfAHeaderProvidersKeyAreDropped() throws {
+        let registry = try ProviderRegistry.load(path: repositoryRoot() + "/providers.toml")
+        let openai = try XCTUnwrap(registry.provider(named: "openai"))
+        let credential = try ProviderCredential(provider: openai, secretValue: "sk-SUPERSECRET-123")
+        let upstream: [(name: String, value: String)] = [
+            ("X-Upper", "sk%2DSUPERSECRET%2D123"),            // unreserved bytes escaped anyway
+            ("X-Lower", "sk%2dSUPERSECRET%2d123"),
+            ("X-All", "%73%6B%2D%53UPERSECRET-123"),
+            ("X-Basic", "Basic c2stU1VQRVJTRUNSRVQtMTIzOg=="), // base64("sk-SUPERSECRET-123:")
+            ("X-Bare", "c2stU1VQRVJTRUNSRVQtMTIzOg"),
+            ("X-Plain", "c2stU1VQRVJTRUNSRVQtMTIz"),            // base64 of the key itself
+            ("X-Name-%73k-SUPERSECRET-123", "1"),
+            ("X-Escaped-Elsewhere", "a%20b"),
+            ("X-Request-Id", "r1"),
+        ]
+        let client = ResponseRewrite.clientHeaders(upstream, credential: credential)
+        XCTAssertEqual(client.map(\.name), ["X-Escaped-Elsewhere", "X-Request-Id"])
+    }
+
     func testContentLengthBesideATransferCodingIsNotForwarded() throws {
         let registry = try ProviderRegistry.load(path: repositoryRoot() + "/providers.toml")
         let credential = try ProviderCredential(provider: try XCTUnwrap(registry.provider(named: "openai")), secretValue: "sk-test-123")

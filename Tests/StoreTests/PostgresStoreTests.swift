@@ -64,6 +64,9 @@ final class PostgresStoreTests: XCTestCase {
     func testFiftyConcurrentRequestsGetExactlyFive() throws { try AdmissionsConformance.fiftyConcurrentRequestsGetExactlyFive(harness()) }
     func testDailyWindowSurvivesRestart() throws { try AdmissionsConformance.dailyWindowSurvivesRestart(harness()) }
     func testBudgetIsPerKeyPerDay() throws { try StoreConformance.budgetIsPerKeyPerDay(harness()) }
+    func testCredentialRotatesRetriesOnceAndRevokesACopiedFamily() throws { try StoreConformance.credentialRotatesRetriesOnceAndRevokesACopiedFamily(harness()) }
+    func testCredentialExpiresAndDeviceRevocationRevokesIt() throws { try StoreConformance.credentialExpiresAndDeviceRevocationRevokesIt(harness()) }
+    func testConcurrentRefreshesWithOneCredentialRotateOnce() throws { try StoreConformance.concurrentRefreshesWithOneCredentialRotateOnce(harness()) }
     func testMigrationsAreIdempotentOnReopen() throws { try StoreConformance.migrationsAreIdempotentOnReopen(harness()) }
     func testPurgeRemovesOnlyWhatExpired() throws { try StoreConformance.purgeRemovesOnlyWhatExpired(harness()) }
 

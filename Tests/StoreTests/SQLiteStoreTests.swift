@@ -35,6 +35,9 @@ final class SQLiteStoreTests: XCTestCase {
     func testRetryAfterWaitsForTheOldestCountedEvent() throws { try StoreConformance.retryAfterWaitsForTheOldestCountedEvent(harness()) }
     func testDailyLimitSurvivesReopen() throws { try StoreConformance.dailyLimitSurvivesReopen(harness()) }
     func testBudgetIsPerKeyPerDay() throws { try StoreConformance.budgetIsPerKeyPerDay(harness()) }
+    func testCredentialRotatesRetriesOnceAndRevokesACopiedFamily() throws { try StoreConformance.credentialRotatesRetriesOnceAndRevokesACopiedFamily(harness()) }
+    func testCredentialExpiresAndDeviceRevocationRevokesIt() throws { try StoreConformance.credentialExpiresAndDeviceRevocationRevokesIt(harness()) }
+    func testConcurrentRefreshesWithOneCredentialRotateOnce() throws { try StoreConformance.concurrentRefreshesWithOneCredentialRotateOnce(harness()) }
     func testMigrationsAreIdempotentOnReopen() throws { try StoreConformance.migrationsAreIdempotentOnReopen(harness()) }
     func testPurgeRemovesOnlyWhatExpired() throws { try StoreConformance.purgeRemovesOnlyWhatExpired(harness()) }
 
@@ -57,6 +60,23 @@ final class SQLiteStoreTests: XCTestCase {
             try connection.with("PRAGMA journal_mode") { statement throws(StoreError) in try statement.step() ? statement.text(0) : "" }
         }
         XCTAssertEqual(mode, "wal")
+    }
+
+    func testADeviceFromSchemaOneSurvivesTheLifecycleMigrationWithNoAppIDAndNoFlag() throws {
+        let harness = try harness()
+        // A file as a Keyward of schema 1 left it, with one device.
+        let connection = try SQLiteConnection(path: harness.path, busyTimeoutMillis: 1_000)
+        try SQLiteMigrator.migrate(connection, SQLiteMigrations.all.filter { $0.version == 1 })
+        try connection.execute("""
+            INSERT INTO devices (id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, receipt)
+            VALUES ('ab01', 'ios', x'04', 7, 'production', 1, 2, 0, x'')
+            """)
+        let store = try SQLiteStore(path: harness.path)
+        let device = try XCTUnwrap(try store.device(id: "ab01"))
+        XCTAssertEqual(device.counter, 7)
+        XCTAssertEqual(device.appID, "", "no App ID: its assertions match any configured App ID")
+        XCTAssertEqual(device.deviceCheckToken, [])
+        XCTAssertFalse(device.flagged)
     }
 
     func testDatabaseFromANewerKeywardIsRefused() throws {

@@ -10,7 +10,7 @@ enum StoreConformance {
 
     static func iosDevice(_ id: String = "ab01", key: [UInt8] = Array(repeating: 4, count: 65), counter: UInt32 = 0) -> DeviceRecord {
         DeviceRecord(id: id, platform: "ios", publicKey: key, counter: counter, environment: "production",
-                     createdAt: now, lastSeenAt: now, receipt: [0x30, 0x80, 0x00])
+                     createdAt: now, lastSeenAt: now, receipt: [0x30, 0x80, 0x00], appID: "TEAMID1234.dev.keyward.app")
     }
 
     // MARK: challenges
@@ -77,6 +77,7 @@ enum StoreConformance {
         other.publicKey = Array(repeating: 5, count: 65)
         XCTAssertEqual(try store.registerDevice(other), .existing(device))
         XCTAssertEqual(try store.device(id: device.id), device)
+        XCTAssertEqual(try store.device(id: device.id)?.appID, "TEAMID1234.dev.keyward.app", "the attested App ID is kept")
         XCTAssertNil(try store.device(id: "unknown"))
 
         let android = DeviceRecord(id: "cd02", platform: "android", publicKey: [], counter: 0, environment: "production",

@@ -6,6 +6,15 @@ public enum APIErrorCode: String, Sendable, CaseIterable {
     case badRequest = "bad_request"
     case challengeInvalid = "challenge_invalid"
     case attestationInvalid = "attestation_invalid"
+    /// `/v1/assert/ios` named an App Attest key the server has no record of (Apple, "Establishing
+    /// your app's integrity": the app generates a new key and attests it).
+    case keyUnknown = "key_unknown"
+    /// `/v1/refresh`: the install credential is unknown, expired, superseded or revoked; the app
+    /// runs the Play Integrity handshake again.
+    case credentialInvalid = "credential_invalid"
+    /// A handshake route without a known publishable app key (`X-Keyward-App-Key`) while
+    /// `[handshake] require_app_key` is on.
+    case appKeyInvalid = "app_key_invalid"
     case sessionInvalid = "session_invalid"
     case forbidden
     case notFound = "not_found"
@@ -24,7 +33,7 @@ public enum APIErrorCode: String, Sendable, CaseIterable {
     public var status: Int {
         switch self {
         case .badRequest, .challengeInvalid: 400
-        case .attestationInvalid, .sessionInvalid: 401
+        case .attestationInvalid, .keyUnknown, .credentialInvalid, .appKeyInvalid, .sessionInvalid: 401
         case .forbidden: 403
         case .notFound: 404
         case .methodNotAllowed: 405

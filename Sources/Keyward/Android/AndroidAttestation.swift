@@ -8,9 +8,10 @@ import Store
 ///
 /// Verification order (cheapest and least shared first):
 /// - classic: decrypt + verify the token locally → verdict policy.
-/// - standard: Keyward's OAuth token → the device's daily decode budget → `decodeIntegrityToken` →
-///   verdict policy. The budget is spent only once Keyward's own token is in hand, so Keyward's
-///   misconfiguration never burns a device's budget.
+/// - standard: Keyward's OAuth token → the device's daily decode budget → the deployment's daily
+///   decode budget → `decodeIntegrityToken` → verdict policy. The budgets are spent only once
+///   Keyward's own checks passed and its token is in hand, so neither junk requests refused for free
+///   nor Keyward's misconfiguration burn them.
 public final class AndroidAttestation: Sendable {
     enum Decoder: Sendable {
         case standard(StandardIntegrityClient)
@@ -57,7 +58,8 @@ public final class AndroidAttestation: Sendable {
     ///   - store: holds the daily decode budgets (standard mode).
     /// - Returns: the accepted verdict; the device id is `request.deviceID`.
     /// - Throws: `attestation_invalid` (the verdict or token was refused; PlayIntegrity's slug),
-    ///   `rate_limited` `decode_budget_exhausted` (with `retryAfterSeconds`; a decode Google refuses with 401
+    ///   `rate_limited` `decode_budget_exhausted` or `decode_budget_total_exhausted` (with
+    ///   `retryAfterSeconds`, until the next UTC day; a decode Google refuses with 401
     ///   is retried once with a fresh access token, on the same budget unit), `upstream_error` (Google
     ///   unreachable, 5xx, quota), `internal_error` (Keyward's service account or keys refused),
     ///   `unavailable` `budget_store` (the store failed).
@@ -102,6 +104,8 @@ public final class AndroidAttestation: Sendable {
 
     /// Budget key in the store's daily budgets.
     static func budgetKey(deviceID: String) -> String { "playintegrity:" + deviceID }
+    /// The deployment's budget key (device ids are hex, so it never names a device).
+    static let totalBudgetKey = "playintegrity-total"
 
     private func spendBudget(deviceID: String, nowMillis: Int64, store: any Store) throws(BudgetFailure) {
         let day = Self.floorDiv(nowMillis, 86_400_000)
@@ -111,14 +115,22 @@ public final class AndroidAttestation: Sendable {
         } catch {
             throw .storeFailed
         }
-        guard allowed else {
-            let untilTomorrow = (day + 1) * 86_400_000 - nowMillis
-            throw .exhausted(retryAfterSeconds: Int(max(1, (untilTomorrow + 999) / 1_000)))
+        let untilTomorrow = Int(max(1, ((day + 1) * 86_400_000 - nowMillis + 999) / 1_000))
+        guard allowed else { throw .exhausted(retryAfterSeconds: untilTomorrow) }
+        guard let total = settings.decodeBudgetPerDayTotal else { return }
+        // One conditional upsert on one row: exact however many instances share the store.
+        let totalAllowed: Bool
+        do {
+            totalAllowed = try store.consumeBudget(key: Self.totalBudgetKey, day: day, limit: total)
+        } catch {
+            throw .storeFailed
         }
+        guard totalAllowed else { throw .totalExhausted(retryAfterSeconds: untilTomorrow) }
     }
 
     enum BudgetFailure: Error {
         case exhausted(retryAfterSeconds: Int)
+        case totalExhausted(retryAfterSeconds: Int)
         case storeFailed
     }
 
@@ -132,6 +144,8 @@ public final class AndroidAttestation: Sendable {
             }
         case BudgetFailure.exhausted(let retryAfter):
             return AndroidAttestFailure(.rateLimited, reason: "decode_budget_exhausted", retryAfterSeconds: retryAfter)
+        case BudgetFailure.totalExhausted(let retryAfter):
+            return AndroidAttestFailure(.rateLimited, reason: "decode_budget_total_exhausted", retryAfterSeconds: retryAfter)
         default:
             return AndroidAttestFailure(.unavailable, reason: "budget_store")
         }

@@ -28,6 +28,13 @@ public struct KeywardConfiguration: Sendable, Equatable {
     public var handshakePerIPPerMinute = 60
     /// …and bucket size (default 20).
     public var handshakePerIPBurst = 20
+    /// Handshake routes need a publishable app key (`X-Keyward-App-Key`, keys from the secret
+    /// `KEYWARD_APP_KEYS`) (default false).
+    public var requireAppKey = false
+    /// Token bucket per app key on the handshake routes: refill per minute (default 600)…
+    public var handshakePerAppKeyPerMinute = 600
+    /// …and bucket size (default 100).
+    public var handshakePerAppKeyBurst = 100
     /// Peers whose `X-Forwarded-For` / `Forwarded` header names the client (a TLS front, a load
     /// balancer); from any other peer those headers are ignored. Empty by default: the client is
     /// the TCP peer.

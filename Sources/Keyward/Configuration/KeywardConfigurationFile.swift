@@ -95,9 +95,15 @@ struct KeywardConfigurationFile: Decodable {
     struct Handshake: Decodable {
         var perIPPerMinute: Int?
         var burst: Int?
+        var requireAppKey: Bool?
+        var perAppKeyPerMinute: Int?
+        var appKeyBurst: Int?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case perIPPerMinute = "per_ip_per_minute"
             case burst
+            case requireAppKey = "require_app_key"
+            case perAppKeyPerMinute = "per_app_key_per_minute"
+            case appKeyBurst = "app_key_burst"
         }
     }
 
@@ -105,10 +111,25 @@ struct KeywardConfigurationFile: Decodable {
         var teamID: String?
         var bundleIDs: [String]?
         var environment: String?
+        var devicecheck: DeviceCheck?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case teamID = "team_id"
             case bundleIDs = "bundle_ids"
             case environment
+            case devicecheck
+        }
+    }
+
+    struct DeviceCheck: Decodable {
+        var keyID: String?
+        var baseURL: String?
+        var timeoutMs: Int?
+        var onFlagged: String?
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case keyID = "key_id"
+            case baseURL = "base_url"
+            case timeoutMs = "timeout_ms"
+            case onFlagged = "on_flagged"
         }
     }
 
@@ -120,6 +141,8 @@ struct KeywardConfigurationFile: Decodable {
         var deviceIntegrity: String?
         var decodeBudgetPerDay: Int?
         var freshnessSeconds: Int?
+        var credentialTTLDays: Int?
+        var decodeBudgetPerDayTotal: Int?
         var google: Google?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case packageNames = "package_names"
@@ -129,6 +152,8 @@ struct KeywardConfigurationFile: Decodable {
             case deviceIntegrity = "device_integrity"
             case decodeBudgetPerDay = "decode_budget_per_day"
             case freshnessSeconds = "freshness_seconds"
+            case credentialTTLDays = "credential_ttl_days"
+            case decodeBudgetPerDayTotal = "decode_budget_per_day_total"
             case google
         }
     }

@@ -20,6 +20,9 @@ struct KeywardConfigurationValidator {
     static let freshnessRange = 10...3_600
     static let dailyCreditsRange = 1...1_000_000_000
     static let warnPercentRange = 1...100
+    static let credentialTTLRange = 1...365
+    static let deviceCheckTimeoutRange = 100...10_000
+    static let decodeBudgetTotalRange = 1...100_000_000
     static let maxConnectionsRange = 16...1_000_000
     static let maxHeaderBytesRange = 2_048...65_536
     static let storeStartAttemptsRange = 1...1_000
@@ -116,6 +119,13 @@ struct KeywardConfigurationValidator {
         if let burst = checkRange(file.handshake?.burst, Self.handshakeBurstRange, unit: "", "handshake", "burst") {
             configuration.handshakePerIPBurst = burst
         }
+        configuration.requireAppKey = file.handshake?.requireAppKey ?? false
+        if let rate = checkRange(file.handshake?.perAppKeyPerMinute, Self.handshakeRateRange, unit: "", "handshake", "per_app_key_per_minute") {
+            configuration.handshakePerAppKeyPerMinute = rate
+        }
+        if let burst = checkRange(file.handshake?.appKeyBurst, Self.handshakeBurstRange, unit: "", "handshake", "app_key_burst") {
+            configuration.handshakePerAppKeyBurst = burst
+        }
 
         if let providers = file.providersFile {
             if providers.isEmpty || providers.utf8.contains(0) {
@@ -180,7 +190,7 @@ struct KeywardConfigurationValidator {
         let bundleIDs = apple.bundleIDs ?? []
         let environmentText = apple.environment ?? ""
         let present = [!teamID.isEmpty, !bundleIDs.isEmpty, !environmentText.isEmpty]
-        guard present.contains(true) else { return nil }
+        guard present.contains(true) || apple.devicecheck != nil else { return nil }
         let errorCount = errors.count
         if !present.allSatisfy({ $0 }) {
             let hint = "iOS is half-configured: set team_id, bundle_ids and environment, or none of them to turn iOS off"
@@ -204,8 +214,42 @@ struct KeywardConfigurationValidator {
             environment = AppAttestEnvironment(rawValue: environmentText)
             if environment == nil { fail("must be \"production\" or \"development\"", "apple", "environment") }
         }
+        let deviceCheck = apple.devicecheck.flatMap { self.deviceCheck(from: $0) }
         guard errors.count == errorCount, let environment else { return nil }
-        return AppleSettings(teamID: teamID, bundleIDs: bundleIDs, environment: environment)
+        var settings = AppleSettings(teamID: teamID, bundleIDs: bundleIDs, environment: environment)
+        settings.deviceCheck = deviceCheck
+        return settings
+    }
+
+    /// `[apple.devicecheck]`, or nil when invalid (errors recorded).
+    private mutating func deviceCheck(from file: KeywardConfigurationFile.DeviceCheck) -> DeviceCheckSettings? {
+        let errorCount = errors.count
+        let keyID = file.keyID ?? ""
+        if keyID.isEmpty {
+            fail("missing: the DeviceCheck key's 10-character Key ID (its private key is the secret KEYWARD_DEVICECHECK_KEY)", "apple", "devicecheck", "key_id")
+        } else if !(keyID.utf8.count == 10 && keyID.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) })) {
+            fail("must be the 10-character Key ID (A-Z, 0-9)", "apple", "devicecheck", "key_id")
+        }
+        var baseURL = DeviceCheckSettings.productionURL
+        if let text = file.baseURL {
+            do {
+                let origin = try UpstreamOrigin.parse(text)
+                if origin.scheme == "https" || origin.isLoopback { baseURL = origin.baseURL } else {
+                    fail("must be an https URL (plain http is allowed only to loopback)", "apple", "devicecheck", "base_url")
+                }
+            } catch {
+                fail(error.message, "apple", "devicecheck", "base_url")
+            }
+        }
+        let timeout = checkRange(file.timeoutMs, Self.deviceCheckTimeoutRange, unit: " ms", "apple", "devicecheck", "timeout_ms") ?? 1_500
+        var onFlagged = DeviceCheckSettings.OnFlagged.flag
+        if let text = file.onFlagged {
+            if let parsed = DeviceCheckSettings.OnFlagged(rawValue: text) { onFlagged = parsed } else {
+                fail("must be \"flag\" (record it on the new device) or \"refuse\" (403)", "apple", "devicecheck", "on_flagged")
+            }
+        }
+        guard errors.count == errorCount else { return nil }
+        return DeviceCheckSettings(keyID: keyID, baseURL: baseURL, timeoutMs: timeout, onFlagged: onFlagged)
     }
 
     /// Android settings, or nil when all are absent (off) or invalid (errors recorded).
@@ -214,6 +258,7 @@ struct KeywardConfigurationValidator {
         let digestTexts = android.signingCertDigests ?? []
         let otherSettings = android.requireLicensed != nil || android.mode != nil || android.deviceIntegrity != nil
             || android.decodeBudgetPerDay != nil || android.freshnessSeconds != nil || android.google != nil
+            || android.credentialTTLDays != nil || android.decodeBudgetPerDayTotal != nil
         guard !packages.isEmpty || !digestTexts.isEmpty || otherSettings else { return nil }
         let errorCount = errors.count
         let hint = "Android is half-configured: set package_names and signing_cert_digests, or no [android] settings at all to turn Android off"
@@ -247,6 +292,8 @@ struct KeywardConfigurationValidator {
         }
         let budget = checkRange(android.decodeBudgetPerDay, Self.decodeBudgetRange, unit: " per device per day", "android", "decode_budget_per_day") ?? 30
         let freshness = checkRange(android.freshnessSeconds, Self.freshnessRange, unit: " seconds", "android", "freshness_seconds") ?? 120
+        let budgetTotal = checkRange(android.decodeBudgetPerDayTotal, Self.decodeBudgetTotalRange, unit: " per day", "android", "decode_budget_per_day_total")
+        let credentialTTL = checkRange(android.credentialTTLDays, Self.credentialTTLRange, unit: " days", "android", "credential_ttl_days") ?? 30
         var google = GoogleEndpoints.production
         if let playIntegrityURL = android.google?.playIntegrityURL, let url = googleURL(playIntegrityURL, key: "play_integrity_url") {
             google = GoogleEndpoints(playIntegrityBaseURL: url, tokenURL: google.tokenURL)
@@ -257,7 +304,8 @@ struct KeywardConfigurationValidator {
         guard errors.count == errorCount else { return nil }
         return AndroidSettings(
             packageNames: packages, certificateDigests: digests, requireLicensed: android.requireLicensed ?? true, mode: mode,
-            deviceIntegrity: device, decodeBudgetPerDay: budget, freshnessSeconds: freshness, google: google
+            deviceIntegrity: device, decodeBudgetPerDay: budget, freshnessSeconds: freshness, google: google,
+            credentialTTLDays: credentialTTL, decodeBudgetPerDayTotal: budgetTotal
         )
     }
 

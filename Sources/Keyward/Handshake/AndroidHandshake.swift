@@ -18,6 +18,8 @@ struct AndroidAttestHandshake: Handshake {
     let attestation: AndroidAttestation
     let store: any Store
     let time: any TimeSource
+    /// Issues the install credential every successful handshake returns.
+    let credentials: InstallCredentials
 
     struct Parsed {
         let request: AndroidAttestRequest
@@ -43,13 +45,17 @@ struct AndroidAttestHandshake: Handshake {
     /// - Throws: `attestation_invalid` (verdict refused), `rate_limited` (daily decode budget),
     ///   `upstream_error` (Google), `internal_error`, `unavailable`.
     func verify(_ parsed: Parsed, challenge: [UInt8], record: RequestRecord) throws(APIError) -> AndroidAttestRequest {
+        let decodes = attestation.settings.mode == .standard
         do {
             _ = try attestation.verify(parsed.request, challenge: challenge, nowMillis: time.nowMillis(), store: store)
         } catch {
             record.note(.attestation(platform: .android, outcome: error.reason))
+            if decodes, let outcome = MetricEvent.DecodeOutcome(error) { record.note(.decode(outcome)) }
+            if error.code == .rateLimited { record.note(.rateLimited(.decodeBudget)) }
             throw Self.apiError(error)
         }
         record.note(.attestation(platform: .android, outcome: "ok"))
+        if decodes { record.note(.decode(.ok)) }
         return parsed.request
     }
 
@@ -66,6 +72,12 @@ struct AndroidAttestHandshake: Handshake {
             _ = try? store.markSeen(deviceID: request.deviceID, now: now)
         }
         return (request.deviceID, .android)
+    }
+
+    /// The first install credential of a new chain, for `/v1/refresh`.
+    /// - Throws: `unavailable` when the store cannot take it.
+    func grantExtras(deviceID: String, record: RequestRecord) throws(APIError) -> String {
+        try credentials.issue(deviceID: deviceID, record: record).jsonFields
     }
 
     /// The API error for an Android refusal; `Retry-After` on the budget's 429.

@@ -14,18 +14,23 @@ struct DeviceAssertions: Sendable {
     static let maxAssertionText = 4 * 1024
 
     /// The registered, unrevoked iOS device `deviceID`.
-    /// - Throws: `attestation_invalid` (unknown), `forbidden` (revoked), `unavailable`.
-    func registeredDevice(_ deviceID: String, record: RequestRecord) throws(APIError) -> DeviceRecord {
+    /// - Parameter unknown: the code for a key the store has no record of: `key_unknown` on the
+    ///   `/v1/assert/ios` handshake (the app makes a new key and attests it), `attestation_invalid`
+    ///   on a proxied request (its session already named a registered device).
+    /// - Throws: `unknown` (reason `device_unknown`), `forbidden` (revoked), `unavailable`.
+    func registeredDevice(_ deviceID: String, unknown: APIErrorCode, record: RequestRecord) throws(APIError) -> DeviceRecord {
         let found: DeviceRecord?
         do { found = try store.device(id: deviceID) } catch { throw StoreFailure.apiError("device_read", error, record: record) }
         guard let device = found, device.platform == SessionPlatform.ios.rawValue else {
-            throw APIError(.attestationInvalid, reason: "device_unknown")
+            throw APIError(unknown, reason: "device_unknown")
         }
         guard !device.revoked else { throw APIError(.forbidden, reason: "device_revoked") }
         return device
     }
 
     /// Verifies an assertion by `device`'s key over `clientDataHash` and moves its counter forward.
+    /// The assertion's RP ID hash must be that of the App ID the device attested for (any
+    /// configured App ID only for a device registered before App IDs were stored).
     /// - Throws: `attestation_invalid` with the verifier's reason, or `counter_replay` when the
     ///   compare-and-set loses; `unavailable`.
     func verify(
@@ -36,7 +41,7 @@ struct DeviceAssertions: Sendable {
         do {
             newCounter = try verifier.verify(
                 assertion: assertion, publicKey: device.publicKey, clientDataHash: clientDataHash,
-                storedCounter: device.counter, appID: nil)
+                storedCounter: device.counter, appID: device.appID.isEmpty ? nil : device.appID)
         } catch {
             record.note(.assertion(kind: kind, outcome: error.reason))
             throw APIError(.attestationInvalid, reason: error.reason)

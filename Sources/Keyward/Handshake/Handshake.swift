@@ -8,7 +8,8 @@ import Sessions
 ///    challenge buys exactly one verification attempt;
 /// 3. `verify`: the platform's proof over that challenge (`attestation_invalid`, …);
 /// 4. `register`: the device recorded or moved forward in the store (`forbidden` when revoked);
-/// 5. grant a session for the device (``SessionGrants``).
+/// 5. grant a session for the device (``SessionGrants``), with what `grantExtras` adds (the
+///    Android handshake's install credential).
 protocol Handshake: Sendable {
     /// The body, parsed and checked.
     associatedtype Parsed
@@ -21,9 +22,13 @@ protocol Handshake: Sendable {
     func verify(_ parsed: Parsed, challenge: [UInt8], record: RequestRecord) throws(APIError) -> Verified
     /// - Returns: the device to grant a session to.
     func register(_ verified: Verified, record: RequestRecord) throws(APIError) -> (deviceID: String, platform: SessionPlatform)
+    /// JSON members (without braces) the session answer carries beside the token; empty for most.
+    func grantExtras(deviceID: String, record: RequestRecord) throws(APIError) -> String
 }
 
 extension Handshake {
+    func grantExtras(deviceID: String, record: RequestRecord) throws(APIError) -> String { "" }
+
     /// The five steps in order; the first to refuse throws and ends the request.
     /// - Returns: the session body, `{"token": …, "expires_at": …}`.
     func run(body: [UInt8], record: RequestRecord, challenges: Challenges, grants: SessionGrants) throws(APIError) -> String {
@@ -31,6 +36,7 @@ extension Handshake {
         let challenge = try challenges.spend(self.challenge(of: parsed), record: record)
         let verified = try verify(parsed, challenge: challenge, record: record)
         let device = try register(verified, record: record)
-        return try grants.grant(deviceID: device.deviceID, platform: device.platform, record: record)
+        let extras = try grantExtras(deviceID: device.deviceID, record: record)
+        return try grants.grant(deviceID: device.deviceID, platform: device.platform, record: record, extraFields: extras)
     }
 }

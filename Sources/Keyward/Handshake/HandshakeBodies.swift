@@ -4,11 +4,13 @@ import Foundation
 /// base64 fields accept either alphabet, padded or not.
 
 /// `POST /v1/attest/ios`: `key_id` (base64, 32 bytes), `attestation` (base64 CBOR),
-/// `challenge` (base64url, 32 bytes).
+/// `challenge` (base64url, 32 bytes), and optionally `device_check_token` (base64, from
+/// `DCDevice.generateToken`).
 struct IOSAttestBody: Decodable {
     let key_id: String
     let attestation: String
     let challenge: String
+    let device_check_token: String?
 }
 
 /// `POST /v1/assert/ios`: `key_id` (base64, 32 bytes), `assertion` (base64 CBOR),

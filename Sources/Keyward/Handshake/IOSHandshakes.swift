@@ -6,12 +6,14 @@ import Store
 /// The iOS handshakes. clientDataHash is SHA-256 of the challenge bytes (Keyward's client
 /// convention, README); the device id is hex(key id).
 
-/// `POST /v1/attest/ios`: Apple's attestation of `key_id` registers the device with its key and
-/// counter 0.
+/// `POST /v1/attest/ios`: Apple's attestation of `key_id` registers the device with its key,
+/// counter 0 and the App ID it attested for.
 struct IOSAttestHandshake: Handshake {
     let verifier: AttestationVerifier
     let store: any Store
     let time: any TimeSource
+    /// DeviceCheck's look-up of the phone's bit 0; nil when DeviceCheck is off (it abstains).
+    let deviceCheck: DeviceCheckGate?
 
     /// Largest base64 attestation accepted, characters (real ones are about 5–6 KiB).
     static let maxAttestationText = 32 * 1024
@@ -21,21 +23,34 @@ struct IOSAttestHandshake: Handshake {
         let deviceID: String
         let attestation: [UInt8]
         let challenge: String
+        let deviceCheckToken: [UInt8]?
     }
 
-    /// - Throws: `bad_request` (body, `key_id_malformed`, `attestation_malformed`).
+    /// What verification established: the request, Apple's attested key, and whether DeviceCheck
+    /// flagged the phone.
+    struct Verified {
+        let parsed: Parsed
+        let attested: AttestedKey
+        let flagged: Bool
+    }
+
+    /// - Throws: `bad_request` (body, `key_id_malformed`, `attestation_malformed`, `device_check_token_malformed`).
     func parse(_ body: [UInt8], record: RequestRecord) throws(APIError) -> Parsed {
         record.update { $0.platform = .ios }
         let request = try HandshakeBody.decode(IOSAttestBody.self, from: body)
         let (keyID, deviceID) = try IOSFields.keyID(request.key_id, record: record)
         let attestation = try IOSFields.blob(request.attestation, maxText: Self.maxAttestationText, reason: "attestation_malformed")
-        return Parsed(keyID: keyID, deviceID: deviceID, attestation: attestation, challenge: request.challenge)
+        let token = try request.device_check_token.map { (text) throws(APIError) in
+            try IOSFields.blob(text, maxText: DeviceCheckGate.maxTokenText, reason: "device_check_token_malformed")
+        }
+        return Parsed(keyID: keyID, deviceID: deviceID, attestation: attestation, challenge: request.challenge, deviceCheckToken: token)
     }
 
     func challenge(of parsed: Parsed) -> String { parsed.challenge }
 
-    /// - Throws: `attestation_invalid` with the verifier's reason.
-    func verify(_ parsed: Parsed, challenge: [UInt8], record: RequestRecord) throws(APIError) -> (Parsed, AttestedKey) {
+    /// Apple's attestation, then (when configured) DeviceCheck's bit 0 of the phone.
+    /// - Throws: `attestation_invalid` with the verifier's reason; `forbidden` `devicecheck_flagged`.
+    func verify(_ parsed: Parsed, challenge: [UInt8], record: RequestRecord) throws(APIError) -> Verified {
         let attested: AttestedKey
         do {
             attested = try verifier.verify(
@@ -45,18 +60,20 @@ struct IOSAttestHandshake: Handshake {
             throw APIError(.attestationInvalid, reason: error.reason)
         }
         record.note(.attestation(platform: .ios, outcome: "ok"))
-        return (parsed, attested)
+        let flagged = try deviceCheck?.judge(deviceToken: parsed.deviceCheckToken, record: record) ?? false
+        return Verified(parsed: parsed, attested: attested, flagged: flagged)
     }
 
     /// - Throws: `forbidden` (the key was registered and revoked), `attestation_invalid`
     ///   `device_key_conflict`, `unavailable`.
-    func register(_ verified: (Parsed, AttestedKey), record: RequestRecord) throws(APIError) -> (deviceID: String, platform: SessionPlatform) {
-        let (parsed, attested) = verified
+    func register(_ verified: Verified, record: RequestRecord) throws(APIError) -> (deviceID: String, platform: SessionPlatform) {
+        let (parsed, attested) = (verified.parsed, verified.attested)
         let now = time.nowSeconds()
         let device = DeviceRecord(
             id: parsed.deviceID, platform: SessionPlatform.ios.rawValue, publicKey: attested.publicKey, counter: attested.counter,
             environment: attested.environment.rawValue, createdAt: now, lastSeenAt: now, revoked: false,
-            receipt: attested.receipt)
+            receipt: attested.receipt, appID: attested.appID,
+            deviceCheckToken: parsed.deviceCheckToken ?? [], flagged: verified.flagged)
         let outcome: RegisterOutcome
         do { outcome = try store.registerDevice(device) } catch { throw StoreFailure.apiError("device_register", error, record: record) }
         if case .existing(let existing) = outcome {
@@ -93,10 +110,10 @@ struct IOSAssertHandshake: Handshake {
 
     func challenge(of parsed: Parsed) -> String { parsed.challenge }
 
-    /// - Throws: `attestation_invalid` (bad signature, replayed counter, unknown key), `forbidden`
-    ///   (revoked), `unavailable`.
+    /// - Throws: `key_unknown` (no device registered with this key id), `attestation_invalid`
+    ///   (bad signature, replayed counter, another App ID), `forbidden` (revoked), `unavailable`.
     func verify(_ parsed: Parsed, challenge: [UInt8], record: RequestRecord) throws(APIError) -> String {
-        let device = try assertions.registeredDevice(parsed.deviceID, record: record)
+        let device = try assertions.registeredDevice(parsed.deviceID, unknown: .keyUnknown, record: record)
         try assertions.verify(parsed.assertion, device: device, clientDataHash: SHA256.hash(challenge), kind: .handshake, record: record)
         return parsed.deviceID
     }

@@ -7,9 +7,10 @@ struct SessionGrants: Sendable {
     let time: any TimeSource
 
     /// Signs a session for `deviceID` and renders `{"token": "<JWT>", "expires_at": <unix seconds>}`
-    /// (README, "API"). The token itself never reaches a log.
+    /// (README, "API"), followed by `extraFields` (JSON members without braces) when not empty.
+    /// The token itself never reaches a log.
     /// - Throws: `internal_error` `session_sign_failed`.
-    func grant(deviceID: String, platform: SessionPlatform, record: RequestRecord) throws(APIError) -> String {
+    func grant(deviceID: String, platform: SessionPlatform, record: RequestRecord, extraFields: String = "") throws(APIError) -> String {
         let session: (token: String, expiresAt: Int64)
         do {
             session = try keys.issuer.issue(deviceID: deviceID, platform: platform, now: time.nowSeconds())
@@ -20,6 +21,7 @@ struct SessionGrants: Sendable {
             $0.deviceID = deviceID
             $0.platform = platform
         }
-        return "{\"token\":\"\(session.token)\",\"expires_at\":\(session.expiresAt)}"
+        let extra = extraFields.isEmpty ? "" : "," + extraFields
+        return "{\"token\":\"\(session.token)\",\"expires_at\":\(session.expiresAt)\(extra)}"
     }
 }

@@ -17,6 +17,46 @@ public enum MetricEvent: Sendable, Equatable {
     /// `keyward_upstream_errors_total{provider,reason}`: an upstream transfer failed.
     case upstreamError(provider: String, reason: String)
 
+    /// `keyward_install_credential_refreshes_total{outcome}`: one `/v1/refresh` credential judged;
+    /// `outcome` is `rotated`, `retried` or the refusal's slug (`credential_reused`, …).
+    case credentialRefresh(outcome: String)
+
+    /// `keyward_app_key_requests_total{app,outcome}`: a handshake route request judged by its
+    /// publishable app key: `ok`, `rate_limited`, or `app="-"` `invalid` (missing or unknown).
+    case appKey(app: String, outcome: String)
+
+    /// `keyward_devicecheck_total{outcome}`: a DeviceCheck look-up at attest time (`clear`,
+    /// `flagged`, `no_token`, `unreachable`: failed open) or a bit-0 update after an exhausted
+    /// allowance (`bit_set`, `already_set`, `update_failed`, …). Absent when DeviceCheck is off.
+    case deviceCheck(outcome: String)
+
+    /// `keyward_play_integrity_decodes_total{outcome}`: one standard-mode handshake that reached
+    /// the decode step.
+    case decode(DecodeOutcome)
+
+    /// What became of a standard-mode handshake's decode.
+    public enum DecodeOutcome: String, Sendable {
+        /// Google decoded the token and the verdict passed.
+        case ok
+        /// Google decoded (or refused to decode) the token and it was refused.
+        case refusedByPolicy = "refused_by_policy"
+        /// Google was unreachable or failed (5xx, quota).
+        case googleError = "google_error"
+        /// No decode: a daily budget (the device's or the deployment's) was spent.
+        case budgetRefused = "budget_refused"
+
+        /// The outcome of a refused handshake; nil when it never reached the budgets (Keyward's
+        /// own token refused, the store down).
+        init?(_ failure: AndroidAttestFailure) {
+            switch failure.code {
+            case .rateLimited: self = .budgetRefused
+            case .upstreamError: self = .googleError
+            case .attestationInvalid: self = .refusedByPolicy
+            case .badRequest, .internalError, .unavailable: return nil
+            }
+        }
+    }
+
     /// The platform label of an attestation.
     public enum AttestationPlatform: String, Sendable {
         case ios, android
@@ -37,6 +77,10 @@ public enum MetricEvent: Sendable, Equatable {
         case installBudget = "install_budget"
         /// The app's daily credit ceiling.
         case appBudget = "app_budget"
+        /// The token bucket of one publishable app key on the handshake routes.
+        case appKey = "app_key"
+        /// A Play Integrity decode budget (the device's or the deployment's daily one).
+        case decodeBudget = "decode_budget"
         /// A provider's `max_upstream_connections` (requests in flight from this instance).
         case upstreamConnections = "upstream_connections"
     }
@@ -49,6 +93,10 @@ public enum MetricEvent: Sendable, Equatable {
         case .rateLimited: "keyward_rate_limited_total"
         case .storeError: "keyward_store_errors_total"
         case .upstreamError: "keyward_upstream_errors_total"
+        case .credentialRefresh: "keyward_install_credential_refreshes_total"
+        case .decode: "keyward_play_integrity_decodes_total"
+        case .appKey: "keyward_app_key_requests_total"
+        case .deviceCheck: "keyward_devicecheck_total"
         }
     }
 }
@@ -67,6 +115,14 @@ extension Metrics {
             increment(event.family, ["operation": operation])
         case .upstreamError(let provider, let reason):
             increment(event.family, ["provider": provider, "reason": reason])
+        case .credentialRefresh(let outcome):
+            increment(event.family, ["outcome": outcome])
+        case .appKey(let app, let outcome):
+            increment(event.family, ["app": app, "outcome": outcome])
+        case .deviceCheck(let outcome):
+            increment(event.family, ["outcome": outcome])
+        case .decode(let outcome):
+            increment(event.family, ["outcome": outcome.rawValue])
         }
     }
 }

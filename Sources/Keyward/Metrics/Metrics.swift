@@ -17,6 +17,10 @@ public final class Metrics: Sendable {
         ("keyward_credits_spent_total", "Credits charged to the daily budgets, by provider and tier."),
         ("keyward_credits_released_total", "Credits given back for calls the provider never answered usefully, by provider and tier."),
         ("keyward_budget_warnings_total", "Daily warnings that the app's credits crossed warn_at_percent of its ceiling."),
+        ("keyward_app_key_requests_total", "Handshake route requests by publishable app key name and outcome (ok, rate_limited; app=\"-\" invalid)."),
+        ("keyward_devicecheck_total", "DeviceCheck look-ups at attest time and bit-0 updates, by outcome (unreachable = failed open)."),
+        ("keyward_play_integrity_decodes_total", "Standard-mode Android handshakes at the decode step, by outcome (ok, refused_by_policy, google_error, budget_refused)."),
+        ("keyward_install_credential_refreshes_total", "Android install credentials presented at /v1/refresh, by outcome (rotated, retried or reason slug)."),
         ("keyward_config_reloads_total", "SIGHUP reloads, by outcome (ok or refused)."),
     ]
 

@@ -15,6 +15,8 @@ struct ProxyAuthorizer: Sendable {
     let assertions: DeviceAssertions?
     /// Per-request assertion timestamps must be within this many seconds of now.
     let timestampSkewSeconds: Int64
+    /// Sets DeviceCheck bit 0 of a phone whose device exhausted a daily allowance; nil when off.
+    let deviceCheck: DeviceCheckMarker?
 
     /// - Returns: the canonical path segments (decoded) that matched the allowlist.
     /// - Throws: `bad_request` (path not canonical, GET/HEAD with a body), `forbidden` (not allowlisted).
@@ -44,6 +46,14 @@ struct ProxyAuthorizer: Sendable {
         return windows
     }
 
+    /// A refusal by the provider's windows: when it was the daily allowance (no per-minute window,
+    /// or a wait longer than a minute window can ask), DeviceCheck marks the device's phone. Never
+    /// blocks: the marker hands the work to its executor.
+    func rateRefused(_ provider: Provider, deviceID: String, retryAfterSeconds: Int) {
+        guard let deviceCheck, provider.rateLimit.perDay != nil, provider.rateLimit.perMinute == nil || retryAfterSeconds > 60 else { return }
+        deviceCheck.allowanceExhausted(deviceID: deviceID)
+    }
+
     /// `X-Keyward-Assertion` (base64) over the clientData `METHOD \n path?query \n
     /// b64url(SHA256(body)) \n timestamp`, the timestamp within ±`timestampSkewSeconds` of now,
     /// the counter moved by compare-and-set. Blocking (store reads and writes): call it on the
@@ -68,7 +78,7 @@ struct ProxyAuthorizer: Sendable {
         }
         let clientData = AssertionClientData.bytes(
             method: head.method, path: head.path, query: head.query, bodySHA256: SHA256.hash(body), timestamp: timestampText)
-        let device = try assertions.registeredDevice(claims.sub, record: record)
+        let device = try assertions.registeredDevice(claims.sub, unknown: .attestationInvalid, record: record)
         try assertions.verify(assertion, device: device, clientDataHash: SHA256.hash(clientData), kind: .request, record: record)
     }
 }

@@ -131,12 +131,13 @@ final class ProxyPipeline: Sendable {
     ) {
         let windows = authorizer.rateWindows(for: provider)
         guard !windows.isEmpty else { return then() }
-        let finisher = self.finisher
+        let (finisher, authorizer) = (self.finisher, self.authorizer)
         asyncStore.admit(key: "\(provider.name)|\(deviceID)", limits: windows, nowMillis: time.nowMillis()) { result in
             switch result {
             case .success(.allowed):
                 then()
             case .success(.limited(let retryAfter)):
+                authorizer.rateRefused(provider, deviceID: deviceID, retryAfterSeconds: retryAfter)
                 record.note(.rateLimited(.provider))
                 let limits = self.limitsAfter(provider, deviceID: deviceID, charge: nil)
                 finisher.respondError(writer, record, APIError.rateLimited(reason: "provider_rate_limited", retryAfterSeconds: retryAfter)

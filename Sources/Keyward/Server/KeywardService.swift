@@ -14,6 +14,7 @@ import Upstream
 /// | `POST /v1/challenge` | ``HandshakeRoutes`` → ``Challenges`` |
 /// | `POST /v1/attest/ios`, `POST /v1/assert/ios` | ``HandshakeRoutes`` → ``IOSAttestHandshake``, ``IOSAssertHandshake`` |
 /// | `POST /v1/attest/android` | ``HandshakeRoutes`` → ``AndroidAttestHandshake``, on the ``BlockingExecutor`` |
+/// | `POST /v1/refresh` | ``HandshakeRoutes`` → ``AndroidRefresh`` |
 /// | `ANY /p/<provider>/…` | ``ProxyPipeline`` |
 /// | `GET /healthz`, `GET /readyz` | ``Lifecycle`` |
 ///
@@ -46,6 +47,8 @@ public final class KeywardService: Sendable {
     ///   - android: the Play Integrity handshake, nil when Android is not configured (501).
     ///   - asyncStore: how requests reach `store` (`ServiceAssembly.asyncStore`); nil: an executor
     ///     with the default `[store]` settings running the store's own calls, rate limits included.
+    ///   - deviceCheck: Apple's DeviceCheck client, nil when `[apple.devicecheck]` is off (the
+    ///     check then abstains).
     /// - Throws: `SessionError` when the session TTL is outside 60–86400 s.
     public init(
         settings: ServiceSettings,
@@ -58,6 +61,7 @@ public final class KeywardService: Sendable {
         metrics: Metrics,
         android: AndroidHandshake? = nil,
         asyncStore: AsyncStore? = nil,
+        deviceCheck: DeviceCheckClient? = nil,
         appleRoot: X509Certificate = AppleAppAttestationRoot.certificate
     ) throws(SessionError) {
         let asyncStore = asyncStore ?? AsyncStore(executorFor: store)
@@ -74,6 +78,15 @@ public final class KeywardService: Sendable {
         let keysInForce = try SessionKeysInForce(sessionKeys, issuer: settings.issuer, ttlSeconds: settings.sessionTTLSeconds)
         sessionKeysInForce = keysInForce
         let grants = SessionGrants(keys: keysInForce, time: time)
+        // DeviceCheck calls wait on Apple: they run here, never on a shard's loop.
+        let deviceCheckWork = deviceCheck.map { _ in
+            BlockingExecutor(name: "kw-devicecheck", threads: HandshakeRoutes.androidThreads, queueLimit: HandshakeRoutes.androidQueueLimit)
+        }
+        var deviceCheckMarker: DeviceCheckMarker?
+        if let deviceCheck, let deviceCheckWork {
+            deviceCheckMarker = DeviceCheckMarker(
+                client: deviceCheck, store: store, executor: deviceCheckWork, metrics: metrics, logger: logger, time: time)
+        }
         var assertions: DeviceAssertions?
         var iosAttest: IOSAttestHandshake?
         var iosAssert: IOSAssertHandshake?
@@ -82,24 +95,36 @@ public final class KeywardService: Sendable {
                 teamID: apple.teamID, bundleIDs: apple.bundleIDs, environment: apple.environment, trustedRoot: appleRoot)
             let deviceAssertions = DeviceAssertions(
                 verifier: AssertionVerifier(teamID: apple.teamID, bundleIDs: apple.bundleIDs), store: store, time: time)
-            iosAttest = IOSAttestHandshake(verifier: attestation, store: store, time: time)
+            iosAttest = IOSAttestHandshake(
+                verifier: attestation, store: store, time: time,
+                deviceCheck: deviceCheck.map { DeviceCheckGate(client: $0, onFlagged: $0.settings.onFlagged, time: time) })
             iosAssert = IOSAssertHandshake(assertions: deviceAssertions)
             assertions = deviceAssertions
+        }
+        let credentials = android.map {
+            InstallCredentials(store: store, time: time, ttlSeconds: Int64($0.attestation.settings.credentialTTLDays) * 86_400)
         }
         handshakes = HandshakeRoutes(
             challenges: challenges, grants: grants,
             clientLimiter: ClientRateLimiter(ratePerSecond: settings.handshakeRatePerSecond, burst: settings.handshakeBurst),
+            appKeys: settings.appKeys,
+            appKeyLimiter: ClientRateLimiter(ratePerSecond: settings.appKeyRatePerSecond, burst: settings.appKeyBurst),
             time: time, finisher: finisher, store: asyncStore, iosAttest: iosAttest, iosAssert: iosAssert,
-            android: android.map { AndroidAttestHandshake(attestation: $0.attestation, store: store, time: time) },
+            android: android.flatMap { android in
+                credentials.map { AndroidAttestHandshake(attestation: android.attestation, store: store, time: time, credentials: $0) }
+            },
+            refresh: credentials.map { AndroidRefresh(credentials: $0) },
             blockingWork: android == nil
                 ? nil
-                : BlockingExecutor(name: "kw-android", threads: HandshakeRoutes.androidThreads, queueLimit: HandshakeRoutes.androidQueueLimit))
+                : BlockingExecutor(name: "kw-android", threads: HandshakeRoutes.androidThreads, queueLimit: HandshakeRoutes.androidQueueLimit),
+            deviceCheckWork: deviceCheckWork)
         let authenticator = SessionAuthenticator(
             keys: keysInForce,
             deviceStatus: DeviceStatusCache(ttlMillis: settings.revocationCheckSeconds * 1000, capacity: 100_000),
             store: store, time: time)
         let authorizer = ProxyAuthorizer(
-            store: store, time: time, assertions: assertions, timestampSkewSeconds: settings.assertionTimestampSkewSeconds)
+            store: store, time: time, assertions: assertions, timestampSkewSeconds: settings.assertionTimestampSkewSeconds,
+            deviceCheck: deviceCheckMarker)
         proxy = ProxyPipeline(
             providers: providers, authenticator: authenticator, authorizer: authorizer,
             asyncStore: asyncStore, finisher: finisher, lifecycle: lifecycle, time: time,
@@ -139,7 +164,7 @@ public final class KeywardService: Sendable {
         }
         do throws(APIError) {
             switch route {
-            case .challenge, .attestIOS, .assertIOS, .attestAndroid:
+            case .challenge, .attestIOS, .assertIOS, .attestAndroid, .refresh:
                 try handshakes.handle(route, head, body: body, writer: writer, record: record)
             case .healthz:
                 try requireMethod(head, "GET", "HEAD")

@@ -40,6 +40,12 @@ final class RequestFinisher: Sendable {
             line.add("reason", store.reason)
             logger.emit(line)
         }
+        if let event = fields.securityEvent {
+            var line = logger.line(event)
+            line.add("request_id", record.id)
+            line.addIfPresent("device", fields.deviceID)
+            logger.emit(line)
+        }
         var line = logger.line("request")
         line.add("request_id", record.id)
         line.add("client", record.client)
@@ -47,6 +53,7 @@ final class RequestFinisher: Sendable {
         line.add("route", fields.route.rawValue)
         line.addIfPresent("path", record.path)
         line.addIfPresent("provider", fields.provider)
+        line.addIfPresent("app", fields.app)
         line.addIfPresent("device", fields.deviceID)
         line.addIfPresent("platform", fields.platform?.rawValue)
         line.add("status", fields.status)

@@ -12,6 +12,8 @@ final class RequestRecord: Sendable {
         var route = Route.unknown
         var provider: String?
         var deviceID: String?
+        /// The publishable app key's name, on handshake routes that require one.
+        var app: String?
         var platform: SessionPlatform?
         var reason: String?
         var status = 0
@@ -26,6 +28,8 @@ final class RequestRecord: Sendable {
         /// A store failure's own slug (`sqlite_busy`, `pg_connection`, …) and the operation, for
         /// the `store_error` line written with the request's.
         var storeFailure: (operation: String, reason: String)?
+        /// An event the operator must see on its own line (`install_credential_reused`).
+        var securityEvent: String?
         var finished = false
     }
 

@@ -5,6 +5,7 @@ enum Route: String, Sendable {
     case attestIOS = "attest_ios"
     case assertIOS = "assert_ios"
     case attestAndroid = "attest_android"
+    case refresh
     case healthz
     case readyz
     /// `GET /v1/usage`.
@@ -27,6 +28,7 @@ enum Route: String, Sendable {
         case "/v1/attest/ios": self = .attestIOS
         case "/v1/assert/ios": self = .assertIOS
         case "/v1/attest/android": self = .attestAndroid
+        case "/v1/refresh": self = .refresh
         case "/healthz": self = .healthz
         case "/readyz": self = .readyz
         case "/v1/usage": self = .usage

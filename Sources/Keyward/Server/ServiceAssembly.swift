@@ -3,6 +3,7 @@ import KeywardCrypto
 import ProviderRegistry
 import Sessions
 import Store
+import Upstream
 
 /// Turns a validated `keyward.toml` and the secrets into the pieces of a running service.
 /// Shared by `serve`, `check-config`, `migrate`, `devices` and `sessions mint`.
@@ -30,8 +31,35 @@ public enum ServiceAssembly {
         settings.handshakeRatePerSecond = Double(configuration.handshakePerIPPerMinute) / 60
         settings.handshakeBurst = configuration.handshakePerIPBurst
         settings.spend = configuration.spend
+        settings.appKeyRatePerSecond = Double(configuration.handshakePerAppKeyPerMinute) / 60
+        settings.appKeyBurst = configuration.handshakePerAppKeyBurst
         settings.trustedProxies = configuration.trustedProxies
         return settings
+    }
+
+    /// Apple's DeviceCheck client when `[apple.devicecheck]` is set, with the team's private key
+    /// from `KEYWARD_DEVICECHECK_KEY` (the `.p8` file: PKCS#8 PEM, P-256); else nil.
+    /// - Throws: `Problem` naming the secret when it is missing or not a P-256 private key.
+    public static func deviceCheck(
+        _ configuration: KeywardConfiguration, secrets: SecretSource, upstream: UpstreamClient
+    ) throws(Problem) -> DeviceCheckClient? {
+        guard let apple = configuration.apple, let settings = apple.deviceCheck else { return nil }
+        let pem: String
+        do { pem = try secrets.value(DeviceCheckClient.secretName) } catch { throw Problem(error.description + " ([apple.devicecheck])") }
+        guard let key = try? ECPrivateKey(pkcs8PEM: pem), key.publicKey.curve == .p256 else {
+            throw Problem("secret \(DeviceCheckClient.secretName): not a P-256 private key in PEM (the .p8 file from the developer account)")
+        }
+        return DeviceCheckClient(teamID: apple.teamID, settings: settings, privateKey: key, http: upstream)
+    }
+
+    /// The publishable app keys from `KEYWARD_APP_KEYS` when `[handshake] require_app_key` is on,
+    /// else nil (the secret is then not read).
+    /// - Throws: `Problem` naming the secret (and line) when it is missing or malformed.
+    public static func appKeys(_ configuration: KeywardConfiguration, secrets: SecretSource) throws(Problem) -> AppKeySet? {
+        guard configuration.requireAppKey else { return nil }
+        let text: String
+        do { text = try secrets.value(AppKeySet.secretName) } catch { throw Problem(error.description + " ([handshake] require_app_key = true)") }
+        return try AppKeySet(parsing: text)
     }
 
     /// The session key set: `KEYWARD_SESSION_KEY` (PKCS#8 PEM, P-256) signs; every key in

@@ -22,6 +22,11 @@ public struct ServiceSettings: Sendable {
     public var handshakeRatePerSecond: Double = 10
     /// The most handshake requests one IP can make at once before the rate applies (tokens, ≥ 1).
     public var handshakeBurst: Int = 20
+    /// Publishable app keys the handshake routes require (`X-Keyward-App-Key`); nil = not required.
+    public var appKeys: AppKeySet?
+    /// Token bucket per app key name on the handshake routes: tokens per second and burst.
+    public var appKeyRatePerSecond: Double = 10
+    public var appKeyBurst: Int = 100
     /// Fronts whose `X-Forwarded-For` / `Forwarded` name the client (`[listen] trusted_proxies`).
     public var trustedProxies = TrustedProxies()
     /// A provider's `max_upstream_connections` when providers.toml leaves it out: requests in

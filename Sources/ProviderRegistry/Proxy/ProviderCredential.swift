@@ -27,6 +27,15 @@ public struct ProviderCredential: Sendable, CustomStringConvertible {
         let encoded = PercentEncoding.encodeQueryComponent(secretValue)
         var forms: [[UInt8]] = [Array(secretValue.utf8)]
         if encoded != secretValue { forms.append(Array(encoded.utf8)) }
+        // An upstream may echo the key in Basic form or plain base64 whatever the auth type
+        // (a debug header, a signed URL): the base64 of the key and of `key:` are withheld too,
+        // in both alphabets, without padding so that a padded echo contains them as well.
+        for plain in [secretValue, secretValue + ":"] {
+            let standard = Base64Encoding.standard(Array(plain.utf8)).utf8.filter { $0 != UInt8(ascii: "=") }
+            forms.append(standard)
+            let url = Array(Base64Encoding.url(Array(plain.utf8)).utf8)
+            if url != standard { forms.append(url) }
+        }
         switch provider.auth {
         case .header(let name, let format):
             header = HTTPField(name: name, value: format.render(key: secretValue))
@@ -36,7 +45,7 @@ public struct ProviderCredential: Sendable, CustomStringConvertible {
             // RFC 7617 §2: base64 of the user-pass string, UTF-8.
             let token = Base64Encoding.standard(Array(format.render(key: secretValue).utf8))
             header = HTTPField(name: "Authorization", value: "Basic " + token)
-            forms.append(Array(token.utf8))
+            forms.append(token.utf8.filter { $0 != UInt8(ascii: "=") })
             queryParameter = nil
             queryName = nil
         case .query(let name):

@@ -20,12 +20,25 @@ public enum ResponseRewrite {
                 continue
             }
             if hasTransferCoding && HTTPBytes.equalsIgnoringCase(field.name, "content-length") { continue }
-            if credential.sensitiveForms.contains(where: {
-                HTTPBytes.containsIgnoringCase(field.value, $0) || HTTPBytes.containsIgnoringCase(field.name, $0)
-            }) { continue }
+            if echoesKey(field, credential: credential) { continue }
             headers.append(field)
         }
         return headers
+    }
+
+    /// Whether a field's name or value carries the key in a form the credential knows, in any
+    /// letter case, also once every `%XX` escape in it is decoded: an upstream that escapes more
+    /// than it must (`sk%2Dkey` for `sk-key`) still echoes the key (RFC 3986 §2.1: `%2D` and `-`
+    /// are equivalent for unreserved characters).
+    static func echoesKey(_ field: (name: String, value: String), credential: ProviderCredential) -> Bool {
+        carriesKey(field.name, credential) || carriesKey(field.value, credential)
+    }
+
+    private static func carriesKey(_ text: String, _ credential: ProviderCredential) -> Bool {
+        if credential.sensitiveForms.contains(where: { HTTPBytes.containsIgnoringCase(text, $0) }) { return true }
+        guard text.utf8.contains(UInt8(ascii: "%")) else { return false }
+        let decoded = PercentEncoding.decodeLeniently(Substring(text))
+        return credential.sensitiveForms.contains(where: { HTTPBytes.containsIgnoringCase(decoded, $0) })
     }
 
     /// The body length a response head declares: its one `Content-Length` field (RFC 9110 §8.6),

@@ -24,6 +24,16 @@ public struct DeviceRecord: Sendable, Equatable {
     public var revokedAt: Int64?
     /// App Attest receipt (DER PKCS#7) as received, or empty.
     public var receipt: [UInt8]
+    /// The App ID (`<team id>.<bundle id>`) the key attested for: its assertions must carry this
+    /// App ID's RP ID hash. Empty for Android, and for iOS devices registered before the store kept
+    /// App IDs (the device lifecycle migration); those are matched against any configured App ID.
+    public var appID: String
+    /// The latest DeviceCheck device token the app sent with an attestation (opaque bytes, never
+    /// logged), kept to update the phone's two bits later; empty when none.
+    public var deviceCheckToken: [UInt8]
+    /// Set when the key attested on a phone whose DeviceCheck bit 0 was already set (a reinstall of
+    /// a phone that exhausted its allowance), under `on_flagged = "flag"`.
+    public var flagged: Bool
     /// The spend-control tier (`[tiers.NAME]` in keyward.toml), `free` unless the operator set one.
     public var tier: String
 
@@ -32,10 +42,11 @@ public struct DeviceRecord: Sendable, Equatable {
     /// Longest accepted id (a hex SHA-256 is 64; room for other schemes without unbounded keys).
     public static let maxIDLength = 128
 
-    /// A record as stored; `revoked`, `revokedAt`, `receipt` and `tier` default to a fresh, unrevoked `free` device without receipt.
+    /// A record as stored; `revoked`, `revokedAt`, `receipt` and `appID` default to a fresh, unrevoked device without receipt; `tier` to `free`.
     public init(
         id: String, platform: String, publicKey: [UInt8], counter: UInt32, environment: String,
-        createdAt: Int64, lastSeenAt: Int64, revoked: Bool = false, revokedAt: Int64? = nil, receipt: [UInt8] = [],
+        createdAt: Int64, lastSeenAt: Int64, revoked: Bool = false, revokedAt: Int64? = nil, receipt: [UInt8] = [], appID: String = "",
+        deviceCheckToken: [UInt8] = [], flagged: Bool = false,
         tier: String = DeviceRecord.defaultTier
     ) {
         self.id = id
@@ -48,6 +59,9 @@ public struct DeviceRecord: Sendable, Equatable {
         self.revoked = revoked
         self.revokedAt = revokedAt
         self.receipt = receipt
+        self.appID = appID
+        self.deviceCheckToken = deviceCheckToken
+        self.flagged = flagged
         self.tier = tier
     }
 

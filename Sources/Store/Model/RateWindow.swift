@@ -54,11 +54,14 @@ public struct PurgeCounts: Sendable, Equatable {
     public var rateEvents: Int
     /// Budget rows of days before yesterday.
     public var budgets: Int
+    /// Install credentials past their expiry.
+    public var installCredentials: Int
 
     /// Counts, zero by default.
-    public init(challenges: Int = 0, rateEvents: Int = 0, budgets: Int = 0) {
+    public init(challenges: Int = 0, rateEvents: Int = 0, budgets: Int = 0, installCredentials: Int = 0) {
         self.challenges = challenges
         self.rateEvents = rateEvents
         self.budgets = budgets
+        self.installCredentials = installCredentials
     }
 }

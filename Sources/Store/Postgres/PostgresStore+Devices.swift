@@ -1,6 +1,6 @@
 extension PostgresStore {
     private static let deviceColumns = """
-        id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, revoked_at, receipt, tier
+        id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, revoked_at, receipt, app_id, device_check_token, flagged, tier
         """
 
     public func device(id: String) throws(StoreError) -> DeviceRecord? {
@@ -12,12 +12,13 @@ extension PostgresStore {
         return try pool.withConnection { connection throws(StoreError) in
             let inserted = try connection.query("""
                 INSERT INTO devices (\(Self.deviceColumns))
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
                 ON CONFLICT (id) DO NOTHING
                 """, [
                     .text(record.id), .text(record.platform), .bytes(record.publicKey), .int64(Int64(record.counter)),
                     .text(record.environment), .int64(record.createdAt), .int64(record.lastSeenAt),
-                    .bool(record.revoked), .int64(record.revokedAt), .bytes(record.receipt), .text(record.tier),
+                    .bool(record.revoked), .int64(record.revokedAt), .bytes(record.receipt), .text(record.appID),
+                    .bytes(record.deviceCheckToken), .bool(record.flagged), .text(record.tier),
                 ]).affectedRows == 1
             if inserted { return .inserted }
             // ON CONFLICT waited for any concurrent inserter to commit, and devices are never deleted.
@@ -49,13 +50,21 @@ extension PostgresStore {
     @discardableResult
     public func setRevoked(deviceID: String, _ revoked: Bool, now: Int64) throws(StoreError) -> Bool {
         try pool.withConnection { connection throws(StoreError) in
-            // Revoking twice keeps the first revocation time; un-revoking clears it. SET sees the old row.
-            try connection.query("""
-                UPDATE devices
-                SET revoked_at = CASE WHEN NOT $2 THEN NULL WHEN revoked THEN revoked_at ELSE $3 END,
-                    revoked = $2
-                WHERE id = $1
-                """, [.text(deviceID), .bool(revoked), .int64(now)]).affectedRows == 1
+            // One transaction: the device and its install credentials are revoked together.
+            try connection.transaction { () throws(StoreError) -> Bool in
+                // Revoking twice keeps the first revocation time; un-revoking clears it. SET sees the old row.
+                let found = try connection.query("""
+                    UPDATE devices
+                    SET revoked_at = CASE WHEN NOT $2 THEN NULL WHEN revoked THEN revoked_at ELSE $3 END,
+                        revoked = $2
+                    WHERE id = $1
+                    """, [.text(deviceID), .bool(revoked), .int64(now)]).affectedRows == 1
+                if revoked && found {
+                    // A revoked device's install credentials never come back, even if it is un-revoked.
+                    _ = try connection.query("UPDATE install_credentials SET revoked = TRUE WHERE device_id = $1", [.text(deviceID)])
+                }
+                return found
+            }
         }
     }
 
@@ -86,7 +95,9 @@ extension PostgresStore {
         return DeviceRecord(
             id: rows.text(row, 0), platform: rows.text(row, 1), publicKey: rows.bytes(row, 2), counter: counter,
             environment: rows.text(row, 4), createdAt: try rows.int64(row, 5), lastSeenAt: try rows.int64(row, 6),
-            revoked: rows.bool(row, 7), revokedAt: try rows.optionalInt64(row, 8), receipt: rows.bytes(row, 9), tier: rows.text(row, 10)
+            revoked: rows.bool(row, 7), revokedAt: try rows.optionalInt64(row, 8), receipt: rows.bytes(row, 9),
+            appID: rows.text(row, 10), deviceCheckToken: rows.bytes(row, 11), flagged: rows.bool(row, 12),
+            tier: rows.text(row, 13)
         )
     }
 }

@@ -1,6 +1,6 @@
 extension SQLiteStore {
     private static let deviceColumns = """
-        id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, revoked_at, receipt, tier
+        id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, revoked_at, receipt, app_id, device_check_token, flagged, tier
         """
 
     public func device(id: String) throws(StoreError) -> DeviceRecord? {
@@ -12,7 +12,7 @@ extension SQLiteStore {
         return try pool.withConnection { connection throws(StoreError) in
             try connection.with("""
                 INSERT INTO devices (\(Self.deviceColumns))
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
                 ON CONFLICT (id) DO NOTHING
                 """) { statement throws(StoreError) in
                 try statement.bind(1, record.id)
@@ -25,7 +25,10 @@ extension SQLiteStore {
                 try statement.bind(8, record.revoked ? 1 : 0)
                 try statement.bind(9, record.revokedAt)
                 try statement.bind(10, record.receipt)
-                try statement.bind(11, record.tier)
+                try statement.bind(11, record.appID)
+                try statement.bind(12, record.deviceCheckToken)
+                try statement.bind(13, record.flagged ? 1 : 0)
+                try statement.bind(14, record.tier)
                 try statement.run()
             }
             if connection.changes == 1 { return .inserted }
@@ -69,19 +72,30 @@ extension SQLiteStore {
     @discardableResult
     public func setRevoked(deviceID: String, _ revoked: Bool, now: Int64) throws(StoreError) -> Bool {
         try pool.withConnection { connection throws(StoreError) in
-            // Revoking twice keeps the first revocation time; un-revoking clears it.
-            try connection.with("""
-                UPDATE devices
-                SET revoked_at = CASE WHEN ?2 = 0 THEN NULL WHEN revoked = 1 THEN revoked_at ELSE ?3 END,
-                    revoked = ?2
-                WHERE id = ?1
-                """) { statement throws(StoreError) in
-                try statement.bind(1, deviceID)
-                try statement.bind(2, revoked ? 1 : 0)
-                try statement.bind(3, now)
-                try statement.run()
+            // One transaction: the device and its install credentials are revoked together.
+            try connection.immediateTransaction { () throws(StoreError) -> Bool in
+                // Revoking twice keeps the first revocation time; un-revoking clears it.
+                try connection.with("""
+                    UPDATE devices
+                    SET revoked_at = CASE WHEN ?2 = 0 THEN NULL WHEN revoked = 1 THEN revoked_at ELSE ?3 END,
+                        revoked = ?2
+                    WHERE id = ?1
+                    """) { statement throws(StoreError) in
+                    try statement.bind(1, deviceID)
+                    try statement.bind(2, revoked ? 1 : 0)
+                    try statement.bind(3, now)
+                    try statement.run()
+                }
+                let found = connection.changes == 1
+                if revoked && found {
+                    // A revoked device's install credentials never come back, even if it is un-revoked.
+                    try connection.with("UPDATE install_credentials SET revoked = 1 WHERE device_id = ?1") { statement throws(StoreError) in
+                        try statement.bind(1, deviceID)
+                        try statement.run()
+                    }
+                }
+                return found
             }
-            return connection.changes == 1
         }
     }
 
@@ -116,7 +130,9 @@ extension SQLiteStore {
         return DeviceRecord(
             id: row.text(0), platform: row.text(1), publicKey: row.bytes(2), counter: counter,
             environment: row.text(4), createdAt: row.int64(5), lastSeenAt: row.int64(6),
-            revoked: row.int64(7) != 0, revokedAt: row.optionalInt64(8), receipt: row.bytes(9), tier: row.text(10)
+            revoked: row.int64(7) != 0, revokedAt: row.optionalInt64(8), receipt: row.bytes(9),
+            appID: row.text(10), deviceCheckToken: row.bytes(11), flagged: row.int64(12) != 0,
+            tier: row.text(13)
         )
     }
 }

@@ -21,6 +21,7 @@ extension SQLiteStore {
                 try statement.bind(1, nowMillis)
                 try statement.run()
             }
+            counts.installCredentials = try Self.purgeInstallCredentials(connection, now: nowMillis / 1_000)
             return counts
         }
     }

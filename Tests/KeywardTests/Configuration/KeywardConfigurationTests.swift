@@ -100,6 +100,8 @@ final class KeywardConfigurationTests: XCTestCase {
         mode = "classic"
         device_integrity = "strong"
         decode_budget_per_day = 10
+        decode_budget_per_day_total = 5000
+        credential_ttl_days = 7
         freshness_seconds = 60
         [android.google]
         play_integrity_url = "http://127.0.0.1:9999"
@@ -113,6 +115,8 @@ final class KeywardConfigurationTests: XCTestCase {
         XCTAssertEqual(android.deviceIntegrity, .strongIntegrity)
         XCTAssertEqual(android.decodeBudgetPerDay, 10)
         XCTAssertEqual(android.freshnessSeconds, 60)
+        XCTAssertEqual(android.decodeBudgetPerDayTotal, 5000)
+        XCTAssertEqual(android.credentialTTLDays, 7)
         XCTAssertEqual(android.google, GoogleEndpoints(playIntegrityBaseURL: "http://127.0.0.1:9999", tokenURL: "http://127.0.0.1:9999/token"))
     }
 
@@ -124,6 +128,43 @@ final class KeywardConfigurationTests: XCTestCase {
         XCTAssertEqual(android.decodeBudgetPerDay, 30)
         XCTAssertEqual(android.freshnessSeconds, 120)
         XCTAssertEqual(android.google, .production)
+        XCTAssertNil(android.decodeBudgetPerDayTotal, "no deployment ceiling unless set")
+        XCTAssertEqual(android.credentialTTLDays, 30)
+    }
+
+    func testDeviceCheckSettingsDecodeAndTheirErrorsNameTheirKeys() throws {
+        let apple = """
+        [apple]
+        team_id = "ABCDE12345"
+        bundle_ids = ["com.example.app"]
+        environment = "production"
+
+        """
+        let settings = try XCTUnwrap(KeywardConfiguration.parse(text: apple + "[apple.devicecheck]\nkey_id = \"KEY1234567\"\n", path: "k.toml").apple?.deviceCheck)
+        XCTAssertEqual(settings, DeviceCheckSettings(keyID: "KEY1234567", baseURL: "https://api.devicecheck.apple.com", timeoutMs: 1_500, onFlagged: .flag))
+        XCTAssertNil(try KeywardConfiguration.parse(text: apple, path: "k.toml").apple?.deviceCheck, "off unless configured")
+        let broken = apple + """
+        [apple.devicecheck]
+        base_url = "http://apple.example"
+        timeout_ms = 50
+        on_flagged = "tier"
+        """
+        XCTAssertEqual(errors(broken).map { "\($0.line) \($0.key)" }, [
+            "5 apple.devicecheck.key_id", "6 apple.devicecheck.base_url", "7 apple.devicecheck.timeout_ms", "8 apple.devicecheck.on_flagged",
+        ])
+        XCTAssertEqual(Set(errors("[apple.devicecheck]\nkey_id = \"KEY1234567\"\n").map(\.key)), ["apple.team_id", "apple.bundle_ids", "apple.environment"],
+                       "DeviceCheck without iOS is half-configured iOS")
+    }
+
+    func testLifecycleLimitsOutOfRangeNameTheirKeys() {
+        let text = """
+        [android]
+        package_names = ["com.example.app"]
+        signing_cert_digests = ["\(digestHex)"]
+        decode_budget_per_day_total = 0
+        credential_ttl_days = 400
+        """
+        XCTAssertEqual(errors(text).map { "\($0.line) \($0.key)" }, ["4 android.decode_budget_per_day_total", "5 android.credential_ttl_days"])
     }
 
     func testInvalidValuesEachNameTheirKeyAndLine() {

@@ -37,6 +37,15 @@ final class SwitchableStore: Store {
     func setRevoked(deviceID: String, _ revoked: Bool, now: Int64) throws(StoreError) -> Bool {
         try check(); return try inner.setRevoked(deviceID: deviceID, revoked, now: now)
     }
+    func putInstallCredential(hash: [UInt8], deviceID: String, expiresAt: Int64, now: Int64) throws(StoreError) {
+        try check(); try inner.putInstallCredential(hash: hash, deviceID: deviceID, expiresAt: expiresAt, now: now)
+    }
+    func exchangeInstallCredential(
+        hash: [UInt8], successorHash: [UInt8], nonce: [UInt8], now: Int64, retryWindowSeconds: Int64
+    ) throws(StoreError) -> CredentialExchange {
+        try check()
+        return try inner.exchangeInstallCredential(hash: hash, successorHash: successorHash, nonce: nonce, now: now, retryWindowSeconds: retryWindowSeconds)
+    }
     func listDevices(attestedBefore: Int64?) throws(StoreError) -> [DeviceRecord] {
         try check(); return try inner.listDevices(attestedBefore: attestedBefore)
     }

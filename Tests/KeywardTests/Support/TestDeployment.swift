@@ -31,7 +31,8 @@ final class TestDeployment: Sendable {
         shards: Int = 2,
         store: String? = nil,
         sessionKeys: (@Sendable () throws -> SessionKeySet)? = nil,
-        anchor: TestTrustAnchor? = nil
+        anchor: TestTrustAnchor? = nil,
+        deviceCheck: DeviceCheckClient? = nil
     ) throws {
         provider = FakeProvider(expectedAuthorization: "Bearer " + TestDeployment.providerKey, eventCount: eventCount, eventGapMillis: eventGapMillis)
         try provider.start()
@@ -44,7 +45,7 @@ final class TestDeployment: Sendable {
                 settings.handshakeRatePerSecond = 10_000
                 adjust(&settings)
             },
-            time: time, store: store, wrapStore: wrapStore, shards: shards, sessionKeys: sessionKeys, anchor: anchor)
+            time: time, store: store, wrapStore: wrapStore, shards: shards, sessionKeys: sessionKeys, anchor: anchor, deviceCheck: deviceCheck)
         client = DemoClient(baseURL: deployment.baseURL, client: deployment.upstream)
     }
 

@@ -1,4 +1,4 @@
--- Keyward store, SQLite schema 3: spend control.
+-- Keyward store, SQLite schema 4: spend control.
 -- Every device has a tier (the operator sets it; unknown to the configuration = the default budgets).
 ALTER TABLE devices ADD COLUMN tier TEXT NOT NULL DEFAULT 'free';
 
