@@ -38,6 +38,7 @@ enum CheckConfigCommand {
         if providersPath == nil { providersPath = configuration?.providersPath }
         if let configuration {
             do { _ = try ServiceAssembly.sessionKeys(secrets) } catch { problems.append("\(configPath): \(error)") }
+            do { _ = try ServiceAssembly.adminToken(secrets) } catch { problems.append("\(configPath): \(error)") }
             do { _ = try ServiceAssembly.appKeys(configuration, secrets: secrets) } catch { problems.append("\(configPath): \(error)") }
             // The Android handshake as `serve` builds it: its secrets read and its keys parsed. The
             // client it is given only carries Google calls, and none is made here.

@@ -3,13 +3,15 @@ import KeywardCrypto
 import Store
 import Upstream
 
-/// `keyward devices list|show|revoke|unrevoke`: the operator's view of attested devices.
+/// `keyward devices list|show|revoke|unrevoke|set-tier`: the operator's view of attested devices.
 enum DevicesCommand {
     static let usage = """
         usage: keyward devices list    [--config FILE] [--before DATE]
                keyward devices show    [--config FILE] --id ID
                keyward devices revoke  [--config FILE] (--id ID | --before DATE (--dry-run | --yes))
                keyward devices unrevoke [--config FILE] --id ID
+               keyward devices set-tier [--config FILE] DEVICE TIER
+               keyward devices usage   [--config FILE] [--day DATE] [--top N] [--json]
 
         DATE is 2026-11-29, 2026-11-29T13:05:00Z or unix seconds. `revoke --before` revokes every
         device attested before that time (for example after a compromised build was withdrawn):
@@ -24,21 +26,28 @@ enum DevicesCommand {
         DeviceCheck ([apple.devicecheck], iOS) ties installs on one phone together: with it, revoke
         also sets bit 0 of the phone at Apple, so a new key on it is flagged or refused. Android
         has no such link. Requests already sent upstream are not recalled.
+        set-tier puts a device in a tier of keyward.toml's [tiers] (or free, unattested); its live
+        sessions spend against that tier's budget within 60 s. usage ranks the devices by credits
+        spent on one UTC day (default today; --top 20), with their tier, and the app's total.
 
         exit codes: 0 done, 1 not found or failure, 2 usage error
         """
 
     static func run(_ arguments: [String]) -> Int32 {
-        guard let options = CLIOutput.options(arguments, command: "devices", usage: usage, valueFlags: ["config", "id", "before"],
-                                               switchFlags: ["dry-run", "yes"], positional: 1...1)
+        guard let options = CLIOutput.options(arguments, command: "devices", usage: usage, valueFlags: ["config", "id", "before", "day", "top"],
+                                               switchFlags: ["dry-run", "yes", "json"], positional: 1...3)
         else { return 2 }
         if options.has("help") { print(usage); return 0 }
-        guard let action = options.positional.first, options.positional.count == 1,
-              ["list", "show", "revoke", "unrevoke"].contains(action)
-        else {
-            CLIOutput.error("keyward devices: expected one of list, show, revoke, unrevoke\n\n\(usage)")
+        guard let action = options.positional.first, ["list", "show", "revoke", "unrevoke", "set-tier", "usage"].contains(action) else {
+            CLIOutput.error("keyward devices: expected one of list, show, revoke, unrevoke, set-tier, usage\n\n\(usage)")
             return 2
         }
+        guard options.positional.count == (action == "set-tier" ? 3 : 1) else {
+            CLIOutput.error("keyward devices \(action): \(action == "set-tier" ? "expected DEVICE TIER" : "unexpected argument")\n\n\(usage)")
+            return 2
+        }
+        if action == "set-tier" { return setTier(options) }
+        if action == "usage" { return usageReport(options) }
         var before: Int64?
         if let text = options.value("before") {
             guard let parsed = CLIOutput.parseTime(text) else {
@@ -81,7 +90,9 @@ enum DevicesCommand {
                     CLIOutput.error("keyward devices show: no device \(id ?? "")")
                     return 1
                 }
+                let today = SpendSettings.day(ofSeconds: now)
                 print(details(device))
+                print("credits today \(try store.creditsUsed(scope: CreditSpend.installScope(device.id), day: today))")
             case "revoke" where before != nil:
                 let devices = try store.listDevices(attestedBefore: before).filter { !$0.revoked }
                 let what = "\(devices.count) device\(devices.count == 1 ? "" : "s") attested before \(CLIOutput.isoTime(before ?? 0))"
@@ -106,6 +117,73 @@ enum DevicesCommand {
                 print("\(revoke ? "revoked" : "unrevoked") \(id ?? "")")
                 if revoke, let device = try store.device(id: id ?? "") { markPhones([device], configuration: configuration) }
             }
+            return 0
+        } catch {
+            CLIOutput.error("keyward devices: " + CLIOutput.oneLine(error))
+            return 1
+        }
+    }
+
+    /// `usage [--day DATE] [--top N] [--json]`: devices ranked by credits spent that UTC day.
+    static func usageReport(_ options: CommandLineOptions) -> Int32 {
+        var day = SpendSettings.day(ofSeconds: SystemTimeSource().nowSeconds())
+        if let text = options.value("day") {
+            guard let seconds = CLIOutput.parseTime(text) else {
+                CLIOutput.error("keyward devices usage: --day: not a date: \(text)")
+                return 2
+            }
+            day = SpendSettings.day(ofSeconds: seconds)
+        }
+        var top = 20
+        if let text = options.value("top") {
+            guard let count = Int(text), (1...10_000).contains(count) else {
+                CLIOutput.error("keyward devices usage: --top: must be 1-10000")
+                return 2
+            }
+            top = count
+        }
+        guard let configuration = CLIOutput.configuration(options, command: "devices") else { return 1 }
+        do {
+            let store = try ServiceAssembly.store(configuration)
+            let ranked = try store.creditUsage(day: day, limit: top)
+            let appTotal = try store.creditsUsed(scope: CreditSpend.appScope, day: day)
+            let rows = try ranked.map { usage -> (CreditUsage, String) in (usage, try store.device(id: usage.deviceID)?.tier ?? "-") }
+            let date = String(CLIOutput.isoTime(day * 86_400).prefix(10))
+            if options.has("json") {
+                let devices = rows.map { "{\"device\":\"\($0.0.deviceID)\",\"credits\":\($0.0.used),\"tier\":\"\($0.1)\"}" }
+                print("{\"day\":\"\(date)\",\"app_credits\":\(appTotal),\"devices\":[\(devices.joined(separator: ","))]}")
+            } else {
+                print("credits  tier          device (\(date), UTC)")
+                for (usage, tier) in rows {
+                    print(String(usage.used).padding(toLength: 8, withPad: " ", startingAt: 0) + " "
+                        + tier.padding(toLength: max(13, tier.count), withPad: " ", startingAt: 0) + " " + usage.deviceID)
+                }
+                print("\(rows.count) device\(rows.count == 1 ? "" : "s"); the app spent \(appTotal) credits counted toward its ceiling")
+            }
+            return 0
+        } catch {
+            CLIOutput.error("keyward devices: " + CLIOutput.oneLine(error))
+            return 1
+        }
+    }
+
+    /// `set-tier DEVICE TIER`: the tier must be one the configuration knows.
+    static func setTier(_ options: CommandLineOptions) -> Int32 {
+        let device = options.positional[1]
+        let tier = options.positional[2]
+        guard let configuration = CLIOutput.configuration(options, command: "devices") else { return 1 }
+        let known = Set(["free", "unattested"] + Array(configuration.spend?.tiers.keys ?? [:].keys))
+        guard known.contains(tier) else {
+            CLIOutput.error("keyward devices set-tier: unknown tier \(tier); configured: \(known.sorted().joined(separator: ", "))")
+            return 2
+        }
+        do {
+            let store = try ServiceAssembly.store(configuration)
+            guard try store.setTier(deviceID: device, tier: tier) else {
+                CLIOutput.error("keyward devices set-tier: no device \(device)")
+                return 1
+            }
+            print("\(device) is now in tier \(tier) (live sessions follow within 60 s)")
             return 0
         } catch {
             CLIOutput.error("keyward devices: " + CLIOutput.oneLine(error))
@@ -165,6 +243,7 @@ enum DevicesCommand {
         app id       \(device.appID.isEmpty ? "-" : device.appID)
         devicecheck  \(device.deviceCheckToken.isEmpty ? "no token" : "token kept")\(device.flagged ? ", flagged (attested on a phone whose bit 0 was set)" : "")
         revoked      \(device.revoked ? "yes, at " + CLIOutput.isoTime(device.revokedAt ?? 0) : "no")
+        tier         \(device.tier)
         """
     }
 }

@@ -49,6 +49,7 @@ enum ServeCommand {
             let connectionLimit = configuration.maxConnections ?? budget.defaultMaxConnections
             // A provider can hold at most one upstream connection per client connection.
             settings.maxUpstreamConnections = connectionLimit
+            settings.adminToken = try ServiceAssembly.adminToken(secrets)
             let service = try KeywardService(
                 settings: settings, store: store, sessionKeys: keys, providers: providers,
                 upstream: upstream, time: time, logger: logger, metrics: Metrics(), android: android,

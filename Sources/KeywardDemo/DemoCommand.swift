@@ -15,9 +15,10 @@ public enum DemoCommand {
 
         Runs Keyward end to end on 127.0.0.1 with a simulated iPhone and a local fake provider:
         challenge, attest, session, assert, a streamed proxied call, a refused path, a rate-limited
-        call, a revoked device; then an Android install (Play Integrity through a local fake Google)
-        and one refresh of its session that makes no call to Google. --keep-running then leaves the server up and prints a session token
-        and a curl command to try (Ctrl-C stops it).
+        call, the usage endpoint, a daily-budget refusal, a revoked device; then an Android install
+        (Play Integrity through a local fake Google) and one refresh of its session that makes no
+        call to Google. --keep-running then leaves the server up and prints a session token and a
+        curl command to try (Ctrl-C stops it).
 
         exit codes: 0 every step passed, 1 a step failed, 2 usage error
         """
@@ -61,6 +62,8 @@ final class DemoRun {
     var stepNumber = 0
 
     static let providerKeyName = "DEMO_PROVIDER_KEY"
+    /// The demo device's daily credit budget.
+    static let dailyCredits = 10
 
     init() throws {
         let providerKey = "demo-" + Hex.encode(SecureRandom.bytes(12))
@@ -72,7 +75,12 @@ final class DemoRun {
         deployment = try LocalDeployment(
             providersTOML: DemoRun.providersTOML(port: provider.port),
             secrets: [DemoRun.providerKeyName: providerKey],
-            settings: { $0.revocationCheckSeconds = 0 },
+            settings: { settings in
+                settings.revocationCheckSeconds = 0
+                var spend = SpendSettings()
+                spend.installDailyCredits = DemoRun.dailyCredits
+                settings.spend = spend
+            },
             time: time,
             android: { try android.handshake(upstream: $0) })
         client = DemoClient(baseURL: deployment.baseURL, client: deployment.upstream)
@@ -93,6 +101,14 @@ final class DemoRun {
           { method = "GET", path = "/v1/models" },
         ]
         rate_limit = { per_minute = 4 }
+
+        # The same fake as a costly endpoint: 5 credits a call, against the device's 10 a day.
+        [costly]
+        base_url = "http://127.0.0.1:\(port)"
+        allow_http_loopback = true
+        secret = "\(providerKeyName)"
+        auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
+        allow = [ { method = "GET", path = "/v1/models", cost = 5 } ]
         """
     }
 
@@ -177,6 +193,23 @@ final class DemoRun {
             try expect(statuses == [200, 200, 200, 429], "statuses \(statuses)")
             return "200 200 200 then 429 rate_limited, Retry-After: \(retryAfter) s"
         }
+        step("usage", "GET /v1/usage") {
+            let response = try client.call("GET", "/v1/usage", headers: [("Authorization", "Bearer " + token)])
+            let json = (try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]) ?? [:]
+            let credits = json["daily_credits"] as? [String: Any] ?? [:]
+            try expect(response.status == 200, "got \(response.status)")
+            try expect(credits["used"] as? Int == 4 && credits["remaining"] as? Int == 6, "credits \(credits)")
+            return "200, tier \(json["tier"] ?? "-"): 4 of \(DemoRun.dailyCredits) credits used today, 6 left, resets \(credits["resets_at"] ?? "-")"
+        }
+        step("daily budget", "GET /p/costly/v1/models × 2 (5 credits each, 6 left)") {
+            let first = try client.call("GET", "/p/costly/v1/models", headers: [("Authorization", "Bearer " + token)])
+            let second = try client.call("GET", "/p/costly/v1/models", headers: [("Authorization", "Bearer " + token)])
+            let code = (try? JSONSerialization.jsonObject(with: Data(second.body)) as? [String: Any])?["error"] as? String
+            try expect(first.status == 200 && second.status == 429 && code == "install_budget_exhausted",
+                       "got \(first.status), \(second.status) \(code ?? "")")
+            return "200 (X-RateLimit-Remaining: \(first.header("x-ratelimit-remaining") ?? "-")) then 429 install_budget_exhausted, "
+                + "Retry-After: \(second.header("retry-after") ?? "") s (the next UTC midnight)"
+        }
         step("revoked device", "GET /p/demo/v1/models after revocation") {
             _ = try deployment.store.setRevoked(deviceID: Hex.encode(device.keyID), true, now: deployment.time.nowSeconds())
             let response = try client.call("GET", "/p/demo/v1/models", headers: [("Authorization", "Bearer " + token)])
@@ -260,7 +293,9 @@ final class DemoRun {
     func step(_ name: String, _ request: String, _ body: () throws -> String) {
         stepNumber += 1
         let start = DispatchTime.now()
-        let header = "\(stepNumber). \(name)".padding(toLength: 18, withPad: " ", startingAt: 0)
+        // Numbered from 1 with the number right-aligned, so names line up past step 9 and stay whole.
+        let label = (stepNumber < 10 ? " " : "") + "\(stepNumber). \(name)"
+        let header = label.padding(toLength: max(19, label.count), withPad: " ", startingAt: 0)
         do {
             let detail = try body()
             let millis = String(format: "%7.1f ms", elapsedMillis(since: start))

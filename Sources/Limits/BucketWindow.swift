@@ -82,4 +82,17 @@ final class BucketWindow {
 
     /// True when nothing counted can still be in the window at `now`.
     func isEmpty(now: Int64) -> Bool { sum == 0 || bucket(of: now) - latest > span }
+
+    /// Admissions counted at `now` (over-counting by at most the oldest bucket, as decisions do)
+    /// and milliseconds until the oldest counted bucket leaves (0 when none counts). Moves the counters to `now`.
+    func usage(now: Int64) -> (used: Int, resetMillis: Int64) {
+        let b = bucket(of: now)
+        advance(to: b)
+        var j = b - span
+        while j <= b {
+            if counts[slot(j)] > 0 { return (sum, max(0, (j + span + 1) * width - now)) }
+            j += 1
+        }
+        return (sum, 0)
+    }
 }

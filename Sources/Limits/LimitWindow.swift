@@ -45,4 +45,12 @@ enum LimitWindow {
         case .buckets(let buckets): return buckets.isEmpty(now: now)
         }
     }
+
+    /// Admissions counted at `now` and milliseconds until the oldest of them stops counting.
+    func usage(now: Int64) -> (used: Int, resetMillis: Int64) {
+        switch self {
+        case .ring(let ring): return ring.usage(now: now)
+        case .buckets(let buckets): return buckets.usage(now: now)
+        }
+    }
 }

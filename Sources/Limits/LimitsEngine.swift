@@ -86,6 +86,23 @@ public final class LimitsEngine: Sendable {
         }
     }
 
+    /// What each of `rules` has counted for `key` at `nowMillis`, in the order given, without
+    /// admitting anything: the used count (the bucketed rules' count may include up to one bucket
+    /// more than the exact window, as their decisions do) and milliseconds until the oldest counted
+    /// admission leaves. A key never seen counts zero everywhere and is not stored.
+    public func usage(key: String, rules: [LimitRule], nowMillis: Int64) -> [LimitUsage] {
+        let valid = rules.filter(\.isValid)
+        guard !valid.isEmpty else { return [] }
+        return stripe(key).withLock { table -> [LimitUsage] in
+            guard table[key] != nil else { return valid.map { LimitUsage(rule: $0, used: 0, resetMillis: 0) } }
+            let state = windows(&table, key: key, rules: valid)
+            return state.windows.map { window in
+                let (used, reset) = window.usage(now: nowMillis)
+                return LimitUsage(rule: window.rule, used: used, resetMillis: reset)
+            }
+        }
+    }
+
     /// Records an admission made earlier (persisted, now replayed at start) without deciding.
     /// Replay each key's admissions in ascending time.
     public func restore(key: String, rules: [LimitRule], atMillis: Int64) {
@@ -128,4 +145,21 @@ public final class LimitsEngine: Sendable {
 
     /// Keys held now.
     public var keyCount: Int { stripes.reduce(0) { total, stripe in total + stripe.withLock { $0.count } } }
+}
+
+/// One rule's count for one key (``LimitsEngine/usage(key:rules:nowMillis:)``).
+public struct LimitUsage: Sendable, Equatable {
+    /// The rule counted.
+    public let rule: LimitRule
+    /// Admissions counted now.
+    public let used: Int
+    /// Milliseconds until the oldest counted admission stops counting (0 when none counts).
+    public let resetMillis: Int64
+
+    /// - Parameters: see the properties.
+    public init(rule: LimitRule, used: Int, resetMillis: Int64) {
+        self.rule = rule
+        self.used = used
+        self.resetMillis = resetMillis
+    }
 }

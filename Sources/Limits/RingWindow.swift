@@ -38,4 +38,19 @@ final class RingWindow {
 
     /// True when nothing recorded still lies in the window at `now`.
     func isEmpty(now: Int64) -> Bool { (newest ?? Int64.min) <= now - rule.windowMillis }
+
+    /// Admissions still in the window at `now`, and milliseconds until the oldest of them leaves
+    /// (0 when none counts). O(limit), for usage reports only.
+    func usage(now: Int64) -> (used: Int, resetMillis: Int64) {
+        var used = 0
+        var oldest: Int64?
+        for index in 0..<times.count {
+            let at = times[(head + index) % times.count]
+            if at > now - rule.windowMillis {
+                used += 1
+                if oldest == nil { oldest = at }
+            }
+        }
+        return (used, oldest.map { max(0, $0 + rule.windowMillis - now) } ?? 0)
+    }
 }

@@ -100,6 +100,39 @@ public protocol Store: Sendable {
     /// (days since the unix epoch, chosen by the caller), false once the budget is used up.
     func consumeBudget(key: String, day: Int64, limit: Int) throws(StoreError) -> Bool
 
+    /// Charges one call's credits against the device's and, when it counts, the app's daily budget,
+    /// all or nothing, in one conditional write per scope inside one transaction (PostgreSQL: one
+    /// statement, `keyward_spend`): exact under concurrency and across instances. A refused spend
+    /// charges nothing.
+    /// - Returns: the outcome, the day charged and the scopes' used credits after it; `warn` for
+    ///   the one spend per day that first reached `warnAt`.
+    /// - Throws: `.invalidInput` (`credit_cost`, `device_id`, `credit_limit`) before the database is touched.
+    func spendCredits(_ spend: CreditSpend) throws(StoreError) -> CreditDecision
+
+    /// Gives back `cost` credits of an unbilled call to the device's and (when `countsTowardApp`)
+    /// the app's budget of `day`, never below zero. The warning flag stays set.
+    func releaseCredits(deviceID: String, cost: Int, countsTowardApp: Bool, day: Int64) throws(StoreError)
+
+    /// Credits used on `day` by one scope (`CreditSpend.installScope(_:)` or `CreditSpend.appScope`); 0 when none.
+    func creditsUsed(scope: String, day: Int64) throws(StoreError) -> Int
+
+    /// The devices with credits spent on `day`, most first (then by id), at most `limit`.
+    func creditUsage(day: Int64, limit: Int) throws(StoreError) -> [CreditUsage]
+
+    /// Sets a device's tier (a name from `[tiers]`, or `free`). Returns false for an unknown device.
+    /// - Throws: `.invalidInput` (`device_tier`) for an empty name or one over 64 bytes or with other than `[a-z0-9_-]`.
+    @discardableResult
+    func setTier(deviceID: String, tier: String) throws(StoreError) -> Bool
+
+    /// Claims an `Idempotency-Key` of a device: one conditional write that stores
+    /// (`deviceID`, `keyHash`) until `expiresMillis` unless it is already stored and unexpired at
+    /// `nowMillis`. True for the first claim (the call is charged), false for a repeat (it is not).
+    /// - Parameter keyHash: SHA-256 of the header's value, 32 bytes (else `.invalidInput`, `idempotency_key_hash`).
+    func claimIdempotencyKey(deviceID: String, keyHash: [UInt8], nowMillis: Int64, expiresMillis: Int64) throws(StoreError) -> Bool
+
+    /// Forgets a claim (its call was refused or given back, so a repeat must be charged).
+    func forgetIdempotencyKey(deviceID: String, keyHash: [UInt8]) throws(StoreError)
+
     /// Deletes what can no longer matter at `nowMillis`: expired challenges, rate events older than
     /// the longest window they were counted under, budgets of days before yesterday, and expired
     /// install credentials. Cheap

@@ -12,9 +12,9 @@ final class CommandLineTests: XCTestCase {
     func testDemoRunsEveryStepAndStreamsEventsSeparately() throws {
         let result = try KeywardBinary.run(["demo"], timeout: 120)
         XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
-        XCTAssertTrue(result.stdout.contains("All 9 steps passed"), result.stdout)
-        for step in ["challenge", "attest", "assert", "streamed call", "refused path", "rate limit", "revoked device",
-                     "android attest", "android refresh"] {
+        XCTAssertTrue(result.stdout.contains("All 11 steps passed"), result.stdout)
+        for step in ["challenge", "attest", "assert", "streamed call", "refused path", "rate limit", "usage", "daily budget",
+                     "revoked device", "android attest", "android refresh"] {
             XCTAssertTrue(result.stdout.contains(step), "step \(step) missing")
         }
         XCTAssertFalse(result.stdout.contains("FAIL"))
@@ -63,7 +63,7 @@ final class CommandLineTests: XCTestCase {
         _ = printed.wait(timeout: .now() + 60)
         let text = String(decoding: received.data, as: UTF8.self)
         XCTAssertTrue(process.isRunning, "the demo stopped instead of staying up: \(text)")
-        XCTAssertTrue(text.contains("All 9 steps passed"), text)
+        XCTAssertTrue(text.contains("All 11 steps passed"), text)
         XCTAssertTrue(text.contains("TOKEN=ey"), text)
         XCTAssertTrue(text.contains("curl -N"), text)
         // SIGTERM the moment it has printed: the signal must not fall between handlers being set up.

@@ -44,6 +44,10 @@ final class PostgresStoreTests: XCTestCase {
         return PostgresHarness(url: try server.createDatabase("keyward_test_\(Self.databases)"))
     }
 
+    func testCreditSpendsAreAllOrNothingAndPerDay() throws { try CreditsConformance.spendsAreAllOrNothingAndPerDay(harness()) }
+    func testCreditReleasesGiveBackAndTheWarningStaysOnce() throws { try CreditsConformance.releasesGiveBackAndTheWarningStaysOnce(harness()) }
+    func testTwoInstancesShareOneExactAppBudget() throws { try CreditsConformance.twoInstancesShareOneExactAppBudget(harness()) }
+    func testTierIsStoredWithTheDevice() throws { try CreditsConformance.tierIsStoredWithTheDevice(harness()) }
     func testChallengeIsSpentExactlyOnce() throws { try StoreConformance.challengeIsSpentExactlyOnce(harness()) }
     func testSpentChallengeCannotBePutAgain() throws { try StoreConformance.spentChallengeCannotBePutAgain(harness()) }
     func testExpiredChallengeIsRefused() throws { try StoreConformance.expiredChallengeIsRefused(harness()) }

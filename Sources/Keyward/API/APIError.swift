@@ -21,6 +21,8 @@ public enum APIErrorCode: String, Sendable, CaseIterable {
     case methodNotAllowed = "method_not_allowed"
     case payloadTooLarge = "payload_too_large"
     case rateLimited = "rate_limited"
+    case installBudgetExhausted = "install_budget_exhausted"
+    case appBudgetExhausted = "app_budget_exhausted"
     case internalError = "internal_error"
     case notImplemented = "not_implemented"
     case upstreamError = "upstream_error"
@@ -36,7 +38,7 @@ public enum APIErrorCode: String, Sendable, CaseIterable {
         case .notFound: 404
         case .methodNotAllowed: 405
         case .payloadTooLarge: 413
-        case .rateLimited: 429
+        case .rateLimited, .installBudgetExhausted, .appBudgetExhausted: 429
         case .internalError: 500
         case .notImplemented: 501
         case .upstreamError: 502
@@ -71,6 +73,11 @@ public struct APIError: Error, Sendable, CustomStringConvertible {
         self.code = code
         self.reason = reason
         self.headers = headers
+    }
+
+    /// The same refusal with `more` header fields appended (the `X-RateLimit-*` fields).
+    public func adding(_ more: [(String, String)]) -> APIError {
+        APIError(code, reason: reason, headers: headers + more)
     }
 
     /// `<code> (<reason>)`, for logs and test failures.

@@ -60,6 +60,9 @@ public struct KeywardConfiguration: Sendable, Equatable {
     public var apple: AppleSettings?
     /// Android, or nil when off.
     public var android: AndroidSettings?
+    /// `[budgets]` and `[tiers.NAME]`: daily credit budgets, or nil when neither table is present
+    /// (spend control off: calls are neither counted nor refused for credits).
+    public var spend: SpendSettings?
 
     /// The defaults (both platforms off).
     public init() {}

@@ -11,11 +11,33 @@ struct KeywardConfigurationFile: Decodable {
     var handshake: Handshake?
     var apple: Apple?
     var android: Android?
+    var budgets: Budgets?
+    var tiers: [String: Tier]?
     var shutdown: Shutdown?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case providersFile = "providers_file"
-        case listen, store, sessions, challenges, handshake, apple, android, shutdown
+        case listen, store, sessions, challenges, handshake, apple, android, budgets, tiers, shutdown
+    }
+
+    struct Budgets: Decodable {
+        var installDailyCredits: Int?
+        var appDailyCredits: Int?
+        var warnAtPercent: Int?
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case installDailyCredits = "install_daily_credits"
+            case appDailyCredits = "app_daily_credits"
+            case warnAtPercent = "warn_at_percent"
+        }
+    }
+
+    struct Tier: Decodable {
+        var installDailyCredits: Int?
+        var countsTowardAppCeiling: Bool?
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case installDailyCredits = "install_daily_credits"
+            case countsTowardAppCeiling = "counts_toward_app_ceiling"
+        }
     }
 
     struct Listen: Decodable {

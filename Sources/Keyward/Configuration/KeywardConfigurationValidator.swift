@@ -1,6 +1,7 @@
 import AppAttest
 import PlayIntegrity
 import ProviderRegistry
+import Store
 import TOMLDecoding
 
 /// Turns `KeywardConfigurationFile` into `KeywardConfiguration`, collecting every problem with its
@@ -17,6 +18,8 @@ struct KeywardConfigurationValidator {
     static let storePoolRange = 1...64
     static let storeTimeoutRange = 50...60_000
     static let freshnessRange = 10...3_600
+    static let dailyCreditsRange = 1...1_000_000_000
+    static let warnPercentRange = 1...100
     static let credentialTTLRange = 1...365
     static let deviceCheckTimeoutRange = 100...10_000
     static let decodeBudgetTotalRange = 1...100_000_000
@@ -137,7 +140,28 @@ struct KeywardConfigurationValidator {
 
         configuration.apple = file.apple.flatMap { apple(from: $0) }
         configuration.android = file.android.flatMap { android(from: $0) }
+        configuration.spend = spend(budgets: file.budgets, tiers: file.tiers)
         return configuration
+    }
+
+    /// `[budgets]` and `[tiers.NAME]`, or nil when both are absent.
+    private mutating func spend(budgets: KeywardConfigurationFile.Budgets?, tiers: [String: KeywardConfigurationFile.Tier]?) -> SpendSettings? {
+        guard budgets != nil || tiers != nil else { return nil }
+        var spend = SpendSettings()
+        spend.installDailyCredits = checkRange(budgets?.installDailyCredits, Self.dailyCreditsRange, unit: " credits", "budgets", "install_daily_credits")
+        spend.appDailyCredits = checkRange(budgets?.appDailyCredits, Self.dailyCreditsRange, unit: " credits", "budgets", "app_daily_credits")
+        if let percent = checkRange(budgets?.warnAtPercent, Self.warnPercentRange, unit: " %", "budgets", "warn_at_percent") {
+            spend.warnAtPercent = percent
+        }
+        for (name, tier) in tiers ?? [:] {
+            guard DeviceRecord.isValidTier(name) else {
+                fail("a tier name must be 1-64 characters of a-z, 0-9, _ and -", "tiers", name)
+                continue
+            }
+            let credits = checkRange(tier.installDailyCredits, Self.dailyCreditsRange, unit: " credits", "tiers", name, "install_daily_credits")
+            spend.tiers[name] = SpendSettings.Tier(installDailyCredits: credits, countsTowardAppCeiling: tier.countsTowardAppCeiling ?? true)
+        }
+        return spend
     }
 
     /// `sqlite:///absolute/path`, or `postgres://`/`postgresql://` with a host and no password.

@@ -73,6 +73,10 @@ public enum MetricEvent: Sendable, Equatable {
         case handshakeIP = "handshake_ip"
         /// A provider's per-device limits.
         case provider
+        /// A device's daily credit budget.
+        case installBudget = "install_budget"
+        /// The app's daily credit ceiling.
+        case appBudget = "app_budget"
         /// The token bucket of one publishable app key on the handshake routes.
         case appKey = "app_key"
         /// A Play Integrity decode budget (the device's or the deployment's daily one).

@@ -14,6 +14,9 @@ public final class Metrics: Sendable {
         ("keyward_rate_limited_total", "Requests refused by a rate limit or budget, by limit."),
         ("keyward_store_errors_total", "Store operations that failed, by operation."),
         ("keyward_upstream_errors_total", "Upstream transfers that failed, by provider and reason."),
+        ("keyward_credits_spent_total", "Credits charged to the daily budgets, by provider and tier."),
+        ("keyward_credits_released_total", "Credits given back for calls the provider never answered usefully, by provider and tier."),
+        ("keyward_budget_warnings_total", "Daily warnings that the app's credits crossed warn_at_percent of its ceiling."),
         ("keyward_app_key_requests_total", "Handshake route requests by publishable app key name and outcome (ok, rate_limited; app=\"-\" invalid)."),
         ("keyward_devicecheck_total", "DeviceCheck look-ups at attest time and bit-0 updates, by outcome (unreachable = failed open)."),
         ("keyward_play_integrity_decodes_total", "Standard-mode Android handshakes at the decode step, by outcome (ok, refused_by_policy, google_error, budget_refused)."),
@@ -42,6 +45,7 @@ public final class Metrics: Sendable {
 
     private let state = Mutex(State())
     private let openStreamCount = Atomic<Int>(0)
+    private let appCreditsUsed = Atomic<Int>(0)
     /// 1 when the last reload (or the start, before any) took effect, 0 when it was refused.
     private let lastReloadSucceeded = Atomic<Int>(1)
     /// Unix seconds of the last reload that took effect; 0 before the first.
@@ -56,6 +60,15 @@ public final class Metrics: Sendable {
         let key = Metrics.labelText(labels)
         state.withLock { state in state.counters[name, default: [:]][key, default: 0] += 1 }
     }
+
+    /// Adds `amount` to counter `name` for `labels` (credits, which a call moves by its cost).
+    public func increment(_ name: String, _ labels: KeyValuePairs<String, String>, by amount: Int64) {
+        let key = Metrics.labelText(labels)
+        state.withLock { state in state.counters[name, default: [:]][key, default: 0] += amount }
+    }
+
+    /// Sets the `keyward_app_credits_used` gauge: the app's credits used today as the last spend saw them.
+    public func setAppCreditsUsed(_ used: Int) { appCreditsUsed.store(used, ordering: .relaxed) }
 
     /// Adds one to `keyward_requests_total{route,provider,status}`, the counter every request moves.
     /// - Parameters: `provider` is "-" on routes without one; `status` is the HTTP status sent.
@@ -142,6 +155,8 @@ public final class Metrics: Sendable {
         }
         out += "# HELP keyward_open_streams Proxied responses currently streaming.\n# TYPE keyward_open_streams gauge\n"
         out += "keyward_open_streams \(openStreams)\n"
+        out += "# HELP keyward_app_credits_used The app's credits used today, as the latest spend saw them.\n# TYPE keyward_app_credits_used gauge\n"
+        out += "keyward_app_credits_used \(appCreditsUsed.load(ordering: .relaxed))\n"
         out += "# HELP keyward_config_last_reload_successful Whether the last SIGHUP reload took effect (1) or was refused (0).\n"
         out += "# TYPE keyward_config_last_reload_successful gauge\n"
         out += "keyward_config_last_reload_successful \(lastReloadSucceeded.load(ordering: .relaxed))\n"

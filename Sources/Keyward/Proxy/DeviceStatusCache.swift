@@ -1,14 +1,15 @@
 import Synchronization
 
-/// Remembers, per device, that the store said "registered and not revoked" and when.
+/// Remembers, per device, that the store said "registered and not revoked", its tier, and when.
 ///
 /// Proxied requests would otherwise read the store once each; with this, a device costs one read
-/// per `ttlMillis`, which is also how long a revocation can take to bite (it must stay within 60 s).
+/// per `ttlMillis`, which is also how long a revocation or a tier change can take to bite (it must
+/// stay within 60 s).
 /// Bounded: when full, the table is cleared (the next requests simply ask the store again).
 final class DeviceStatusCache: Sendable {
     private let ttlMillis: Int64
     private let capacity: Int
-    private let checkedAt = Mutex<[String: Int64]>([:])
+    private let checkedAt = Mutex<[String: (at: Int64, tier: String)]>([:])
 
     init(ttlMillis: Int64, capacity: Int) {
         self.ttlMillis = ttlMillis
@@ -16,18 +17,21 @@ final class DeviceStatusCache: Sendable {
     }
 
     /// Whether `deviceID` was confirmed active less than `ttlMillis` before `nowMillis`.
-    func isFresh(_ deviceID: String, nowMillis: Int64) -> Bool {
+    func isFresh(_ deviceID: String, nowMillis: Int64) -> Bool { freshTier(deviceID, nowMillis: nowMillis) != nil }
+
+    /// The tier remembered for `deviceID` if it was confirmed active less than `ttlMillis` before `nowMillis`, else nil.
+    func freshTier(_ deviceID: String, nowMillis: Int64) -> String? {
         checkedAt.withLock { table in
-            guard let at = table[deviceID] else { return false }
-            return nowMillis - at < ttlMillis && nowMillis >= at
+            guard let entry = table[deviceID], nowMillis - entry.at < ttlMillis, nowMillis >= entry.at else { return nil }
+            return entry.tier
         }
     }
 
-    /// Records that the store confirmed `deviceID` active at `nowMillis`.
-    func confirm(_ deviceID: String, nowMillis: Int64) {
+    /// Records that the store confirmed `deviceID` active, in `tier`, at `nowMillis`.
+    func confirm(_ deviceID: String, tier: String = "free", nowMillis: Int64) {
         checkedAt.withLock { table in
             if table.count >= capacity { table.removeAll(keepingCapacity: true) }
-            table[deviceID] = nowMillis
+            table[deviceID] = (nowMillis, tier)
         }
     }
 

@@ -44,6 +44,8 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
         /// The client went away: a cancellation that follows is the client's doing, not the upstream's.
         var clientGone = false
         var bytesOut: Int64 = 0
+        /// The call's credits were given back (at most once).
+        var released = false
     }
 
     private let writer: ResponseWriter
@@ -57,12 +59,19 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
     private let state = Mutex(State())
     /// The provider's upstream slot (`UpstreamSlots`), given back once, when the transfer completes.
     private let slot: UpstreamSlots.Held?
+    /// Gives the call's credits back; nil when nothing was charged.
+    private let releaseCredits: (@Sendable () -> Void)?
+    /// Header fields added to the provider's answer (`X-RateLimit-*`).
+    private let extraHeaders: [(String, String)]
 
     init(
         writer: ResponseWriter, record: RequestRecord, method: String, responseHead: ProxyResponseHead,
-        finisher: RequestFinisher, lifecycle: Lifecycle, time: any TimeSource, slot: UpstreamSlots.Held? = nil
+        finisher: RequestFinisher, lifecycle: Lifecycle, time: any TimeSource, slot: UpstreamSlots.Held? = nil,
+        releaseCredits: (@Sendable () -> Void)? = nil, extraHeaders: [(String, String)] = []
     ) {
         self.slot = slot
+        self.releaseCredits = releaseCredits
+        self.extraHeaders = extraHeaders
         self.writer = writer
         self.record = record
         self.method = method
@@ -87,13 +96,25 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
 
     // MARK: UpstreamResponseHandler
 
+    /// Gives the call's credits back once: the provider never answered usefully.
+    private func releaseOnce() {
+        guard let releaseCredits else { return }
+        let first = state.withLock { state -> Bool in
+            defer { state.released = true }
+            return !state.released
+        }
+        if first { releaseCredits() }
+    }
+
     func upstreamHead(status: Int, headers: [(String, String)]) {
+        // The head is the first thing the client can get, so no body byte has reached it yet.
+        if ProxyOutcome.unbilledStatuses.contains(status) { releaseOnce() }
         let seconds = Double(time.nowMillis() - sentAtMillis) / 1000
         record.update {
             $0.upstreamHeadSeconds = seconds
             $0.upstreamStatus = status
         }
-        let clientHeaders = responseHead.clientHeaders(headers)
+        let clientHeaders = responseHead.clientHeaders(headers) + extraHeaders
         if status == 204 || status == 304 {
             // No content by definition (RFC 9110 §15.3.5, §15.4.5): a fixed empty answer, since a
             // stream would frame an empty chunked body.
@@ -168,6 +189,7 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
         let clientCancelled = clientGone && error == .cancelled
         guard let stream else {
             // Nothing was sent yet: the client gets one API error.
+            if !clientGone, ProxyOutcome.isUnbilled(error, afterHead: afterHead) { releaseOnce() }
             let apiError = ProxyOutcome.apiError(error, clientGone: clientGone, headWasHeld: headWasHeld)
             if !clientCancelled && apiError.code != .badRequest {
                 record.note(.upstreamError(provider: responseHead.providerName, reason: apiError.reason))

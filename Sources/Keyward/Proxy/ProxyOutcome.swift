@@ -29,4 +29,20 @@ enum ProxyOutcome {
         if clientCancelled { return "client_gone" }
         return error.map { "stream_cut_" + $0.reason }
     }
+
+    /// Statuses by which a provider says it did not do the work (RFC 9110 §15.6.3–15.6.5, RFC 6585
+    /// §4): rate-limited, bad gateway, unavailable, gateway timeout. Their credits are given back.
+    static let unbilledStatuses: Set<Int> = [429, 502, 503, 504]
+
+    /// Whether a transfer that ended with `error` before its response head (`afterHead` false)
+    /// never reached a provider that answered: refused or reset connection, connect or first-byte
+    /// timeout, a broken reply. A client that left or a request libcurl refused are not the
+    /// provider's failure, so their credits stay spent.
+    static func isUnbilled(_ error: UpstreamError?, afterHead: Bool) -> Bool {
+        guard !afterHead else { return false }
+        switch error {
+        case .connect?, .timeout?, .protocolError?: return true
+        default: return false
+        }
+    }
 }

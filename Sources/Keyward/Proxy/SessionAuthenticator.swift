@@ -40,17 +40,28 @@ struct SessionAuthenticator: Sendable {
     /// Whether the device's status must be read from the store before the request goes on.
     func needsDeviceCheck(_ claims: SessionClaims) -> Bool { !deviceStatus.isFresh(claims.sub, nowMillis: time.nowMillis()) }
 
+    /// The device's tier as last read from the store, if that read is still fresh; nil means
+    /// ``confirmDevice(_:record:)`` must run first.
+    func cachedTier(_ claims: SessionClaims) -> String? { deviceStatus.freshTier(claims.sub, nowMillis: time.nowMillis()) }
+
     /// Reads the session's device from the store (blocking: call it on the store executor) and
-    /// remembers it as active.
+    /// remembers it as active, with its tier.
+    /// - Returns: the device's tier.
     /// - Throws: `session_invalid` (`device_unknown`, `device_revoked`); `unavailable` when the
     ///   store cannot answer.
-    func confirmDevice(_ claims: SessionClaims, record: RequestRecord) throws(APIError) {
+    @discardableResult
+    func confirmDevice(_ claims: SessionClaims, record: RequestRecord) throws(APIError) -> String {
         let device: DeviceRecord?
         do { device = try store.device(id: claims.sub) } catch { throw StoreFailure.apiError("device_read", error, record: record) }
         guard let device, !device.revoked else {
             deviceStatus.forget(claims.sub)
             throw APIError(.sessionInvalid, reason: device == nil ? "device_unknown" : "device_revoked")
         }
-        deviceStatus.confirm(claims.sub, nowMillis: time.nowMillis())
+        let now = time.nowSeconds()
+        // "Last seen" follows proxied calls too, at most one write per device per minute (this read
+        // itself happens at most once per device-status interval).
+        if now - device.lastSeenAt >= 60 { _ = try? store.markSeen(deviceID: claims.sub, now: now) }
+        deviceStatus.confirm(claims.sub, tier: device.tier, nowMillis: time.nowMillis())
+        return device.tier
     }
 }

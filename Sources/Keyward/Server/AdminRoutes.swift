@@ -2,18 +2,24 @@ import HTTPServer
 import Store
 
 /// The admin listener (127.0.0.1:9090 by default): `/metrics` (Prometheus text format 0.0.4),
-/// `/healthz`, `/readyz`. Kept off the public listener so metrics never face the internet.
+/// `/healthz`, `/readyz`, and the admin API (``AdminAPI``, `/admin/v1/…`). Kept off the public listener so metrics never face the internet.
 public struct AdminRoutes: Sendable {
     let metrics: Metrics
     let lifecycle: Lifecycle
     /// The store executor, whose figures `/metrics` adds.
     let store: AsyncStore
+    /// `/admin/v1/…` (``AdminAPI``), off without `KEYWARD_ADMIN_TOKEN`.
+    let api: AdminAPI
 
     /// Routes for `service`: its metrics and its store's readiness.
     public init(service: KeywardService) {
         metrics = service.metrics
         lifecycle = service.lifecycle
         store = service.asyncStore
+        api = AdminAPI(
+            token: service.settings.adminToken.map { Array($0.utf8) },
+            knownTiers: Set(["free", "unattested"] + Array(service.settings.spend?.tiers.keys ?? [:].keys)),
+            asyncStore: service.asyncStore, deviceStatus: service.proxy.authenticator.deviceStatus)
     }
 
     /// Answers one admin request: `GET`/`HEAD` only (else 405 with `Allow`, RFC 9110 §15.5.6);
@@ -21,6 +27,7 @@ public struct AdminRoutes: Sendable {
     /// 200 `{"status":"ready"}`, or 503 `unavailable` with `Retry-After` when the store cannot take
     /// a write within the operation deadline (answered from the store executor); anything else 404. The body is ignored (the admin listener accepts none).
     public func handle(_ head: HTTPRequestHead, body: [UInt8], writer: ResponseWriter) {
+        if head.path.hasPrefix("/admin/") { return api.handle(head, body: body, writer: writer) }
         guard head.method == "GET" || head.method == "HEAD" else {
             writer.respond(status: 405, headers: [("Allow", "GET, HEAD"), ("Content-Type", "application/json"), (APIErrorCode.headerName, "method_not_allowed")],
                            body: APIErrorCode.methodNotAllowed.body)
@@ -48,4 +55,9 @@ public struct AdminRoutes: Sendable {
             writer.respond(status: 404, headers: [("Content-Type", "application/json"), (APIErrorCode.headerName, "not_found")], body: APIErrorCode.notFound.body)
         }
     }
+}
+
+extension AdminRoutes {
+    /// The body the admin listener reads for `head`: the admin API's small JSON bodies, none elsewhere.
+    public static func bodyLimit(for head: HTTPRequestHead) -> Int { head.path.hasPrefix("/admin/") ? AdminAPI.bodyLimit : 0 }
 }

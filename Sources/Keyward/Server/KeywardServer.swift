@@ -61,7 +61,7 @@ public final class KeywardServer: Sendable {
             let admin = AdminRoutes(service: service)
             adminServer = HTTPServer(
                 configuration: adminListener,
-                bodyLimit: { _ in 0 },
+                bodyLimit: { head in AdminRoutes.bodyLimit(for: head) },
                 handler: { head, body, writer in admin.handle(head, body: body, writer: writer) })
         } else {
             adminServer = nil

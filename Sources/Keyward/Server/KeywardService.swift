@@ -31,6 +31,8 @@ public final class KeywardService: Sendable {
     let lifecycle: Lifecycle
     let handshakes: HandshakeRoutes
     let proxy: ProxyPipeline
+    /// `GET /v1/usage`.
+    let usage: UsageRoute
     /// The session keys in force, shared by the handshakes and the proxy (`replaceSessionKeys`).
     let sessionKeysInForce: SessionKeysInForce
     /// The store as requests reach it: every operation off the event loops, each with a deadline.
@@ -116,17 +118,21 @@ public final class KeywardService: Sendable {
                 ? nil
                 : BlockingExecutor(name: "kw-android", threads: HandshakeRoutes.androidThreads, queueLimit: HandshakeRoutes.androidQueueLimit),
             deviceCheckWork: deviceCheckWork)
+        let authenticator = SessionAuthenticator(
+            keys: keysInForce,
+            deviceStatus: DeviceStatusCache(ttlMillis: settings.revocationCheckSeconds * 1000, capacity: 100_000),
+            store: store, time: time)
+        let authorizer = ProxyAuthorizer(
+            store: store, time: time, assertions: assertions, timestampSkewSeconds: settings.assertionTimestampSkewSeconds,
+            deviceCheck: deviceCheckMarker)
         proxy = ProxyPipeline(
-            providers: providers,
-            authenticator: SessionAuthenticator(
-                keys: keysInForce,
-                deviceStatus: DeviceStatusCache(ttlMillis: settings.revocationCheckSeconds * 1000, capacity: 100_000),
-                store: store, time: time),
-            authorizer: ProxyAuthorizer(
-                store: store, time: time, assertions: assertions, timestampSkewSeconds: settings.assertionTimestampSkewSeconds,
-                deviceCheck: deviceCheckMarker),
+            providers: providers, authenticator: authenticator, authorizer: authorizer,
             asyncStore: asyncStore, finisher: finisher, lifecycle: lifecycle, time: time,
+            credits: settings.spend.map { CreditGate(settings: $0, asyncStore: asyncStore, logger: logger, metrics: metrics, time: time) },
             defaultMaxUpstreamConnections: settings.maxUpstreamConnections)
+        usage = UsageRoute(
+            authenticator: authenticator, authorizer: authorizer, providers: providers, asyncStore: asyncStore,
+            spend: settings.spend, finisher: finisher, time: time)
     }
 
     // MARK: - Router
@@ -171,6 +177,8 @@ public final class KeywardService: Sendable {
                         finisher.respondJSON(writer, record, status: 200, "{\"status\":\"ready\"}")
                     }
                 }
+            case .usage:
+                try usage.handle(head, writer: writer, record: record)
             case .unknown, .refused, .proxy:
                 throw APIError(.notFound, reason: "route_unknown")
             }

@@ -8,6 +8,8 @@ enum Route: String, Sendable {
     case refresh
     case healthz
     case readyz
+    /// `GET /v1/usage`.
+    case usage
     /// `/p/<provider>/…`.
     case proxy
     /// No route matched (404).
@@ -29,6 +31,7 @@ enum Route: String, Sendable {
         case "/v1/refresh": self = .refresh
         case "/healthz": self = .healthz
         case "/readyz": self = .readyz
+        case "/v1/usage": self = .usage
         default: self = .unknown
         }
     }

@@ -30,6 +30,7 @@ public enum ServiceAssembly {
         settings.challengeTTLSeconds = Int64(configuration.challengeTTLSeconds)
         settings.handshakeRatePerSecond = Double(configuration.handshakePerIPPerMinute) / 60
         settings.handshakeBurst = configuration.handshakePerIPBurst
+        settings.spend = configuration.spend
         settings.appKeyRatePerSecond = Double(configuration.handshakePerAppKeyPerMinute) / 60
         settings.appKeyBurst = configuration.handshakePerAppKeyBurst
         settings.trustedProxies = configuration.trustedProxies
@@ -108,6 +109,21 @@ public enum ServiceAssembly {
         } catch {
             throw Problem("session keys: \(error)")
         }
+    }
+
+    /// The secret naming the admin API's bearer token; without it the admin API is off.
+    public static let adminTokenSecret = "KEYWARD_ADMIN_TOKEN"
+
+    /// `KEYWARD_ADMIN_TOKEN`, or nil when unset (admin API off).
+    /// - Throws: `Problem` when it is set but shorter than 32 characters (guessable) or unreadable.
+    public static func adminToken(_ secrets: SecretSource) throws(Problem) -> String? {
+        let token: String?
+        do { token = try secrets.optionalValue(adminTokenSecret) } catch { throw Problem(error.description) }
+        guard let token else { return nil }
+        guard token.utf8.count >= 32 else {
+            throw Problem("secret \(adminTokenSecret): must be at least 32 characters (e.g. openssl rand -hex 32)")
+        }
+        return token
     }
 
     /// Loads `providers.toml` and resolves every provider's secret.

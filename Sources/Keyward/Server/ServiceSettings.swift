@@ -4,6 +4,10 @@
 public struct ServiceSettings: Sendable {
     /// App Attest: the one App ID family and environment accepted. Nil = iOS disabled (501).
     public var apple: AppleSettings?
+    /// Daily credit budgets and tiers; nil = spend control off (no credit counted or refused).
+    public var spend: SpendSettings?
+    /// The admin API's bearer token (the secret `KEYWARD_ADMIN_TOKEN`); nil turns the admin API off.
+    public var adminToken: String?
     /// `iss` of every session (RFC 7519 §4.1.1).
     public var issuer: String = "keyward"
     /// Session lifetime, 60–86400 s.

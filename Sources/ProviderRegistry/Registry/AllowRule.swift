@@ -3,6 +3,15 @@ public struct AllowRule: Sendable, Equatable {
     /// Uppercase method token (RFC 9110 §9.1: methods are case-sensitive).
     public let method: String
     public let path: PathPattern
+    /// Credits one call matching this rule spends of the daily budgets (`cost`, 1-1,000,000, default 1).
+    public let cost: Int
+
+    /// - Parameters: see the properties.
+    public init(method: String, path: PathPattern, cost: Int = 1) {
+        self.method = method
+        self.path = path
+        self.cost = cost
+    }
 
     /// Whether a request with `method` and canonical `segments` is allowed by this rule.
     @inline(__always)

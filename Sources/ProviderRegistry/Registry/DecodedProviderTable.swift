@@ -47,9 +47,10 @@ struct AuthTable: Decodable {
 struct AllowTable: Decodable {
     var method: String
     var path: String
+    var cost: Int?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case method, path
+        case method, path, cost
     }
 }
 

@@ -55,6 +55,12 @@ public struct Provider: Sendable, Equatable {
         self.providerDroppedHeaders = HeaderNameSet(names: dropped)
     }
 
+    /// The credits a call of `method` on `segments` costs: the first matching allow rule's `cost`
+    /// (1 when none matches; such a call is refused before it costs anything).
+    public func cost(method: String, segments: [String]) -> Int {
+        allow.first { $0.matches(method: method, segments: segments) }?.cost ?? 1
+    }
+
     /// Whether `method` (case-sensitive, as received) on the canonical `segments` is allowlisted.
     public func allows(method: String, segments: [String]) -> Bool {
         allow.contains { $0.matches(method: method, segments: segments) }

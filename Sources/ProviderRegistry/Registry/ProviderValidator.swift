@@ -17,6 +17,7 @@ struct ProviderValidator {
     static let idleTimeoutRange = 1_000...600_000
     static let maxUpstreamConnectionsRange = 1...1_000_000
     static let perMinuteRange = 1...1_000_000
+    static let costRange = 1...1_000_000
     static let perDayRange = 1...1_000_000_000
 
     init(document: TOMLDocument) { self.document = document }
@@ -191,9 +192,13 @@ struct ProviderValidator {
             let suggestion = HTTPMethods.closest(to: table.method).map { " (did you mean \($0)?)" } ?? ""
             warnings.append(document.error("warning: \(table.method) is not an HTTP method this rule can expect\(suggestion)", at: at.appending("method")))
         }
+        if let cost = table.cost, !Self.costRange.contains(cost) {
+            fail("must be in \(Self.costRange.lowerBound)...\(Self.costRange.upperBound) credits", at.appending("cost"))
+            valid = false
+        }
         do {
             let pattern = try PathPattern.parse(table.path)
-            return valid ? AllowRule(method: table.method, path: pattern) : nil
+            return valid ? AllowRule(method: table.method, path: pattern, cost: table.cost ?? 1) : nil
         } catch {
             fail(error.message, at.appending("path"))
             return nil

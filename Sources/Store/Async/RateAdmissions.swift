@@ -10,6 +10,15 @@ public protocol RateAdmissions: Sendable {
     /// thread (an answer known at once) or on a store thread.
     /// Invalid windows answer `.invalidInput` (`rate_window`); no windows: `.allowed` at once.
     func admit(key: String, limits: [RateWindow], nowMillis: Int64, completion: @escaping @Sendable (Result<RateDecision, StoreError>) -> Void)
+
+    /// What each window of `key` has counted at `nowMillis`, without admitting anything, when the
+    /// answer is in memory (never blocks); nil when only the database knows (PostgreSQL, wrappers).
+    func usage(key: String, limits: [RateWindow], nowMillis: Int64) -> [RateWindowUsage]?
+}
+
+extension RateAdmissions {
+    /// Not known without a store round trip.
+    public func usage(key: String, limits: [RateWindow], nowMillis: Int64) -> [RateWindowUsage]? { nil }
 }
 
 /// Any store's own `consumeRate`, run on the store executor: for stores without a faster way

@@ -34,17 +34,20 @@ public struct DeviceRecord: Sendable, Equatable {
     /// Set when the key attested on a phone whose DeviceCheck bit 0 was already set (a reinstall of
     /// a phone that exhausted its allowance), under `on_flagged = "flag"`.
     public var flagged: Bool
+    /// The spend-control tier (`[tiers.NAME]` in keyward.toml), `free` unless the operator set one.
+    public var tier: String
 
     /// The platforms the schema accepts.
     public static let platforms: Set<String> = ["ios", "android"]
     /// Longest accepted id (a hex SHA-256 is 64; room for other schemes without unbounded keys).
     public static let maxIDLength = 128
 
-    /// A record as stored; `revoked`, `revokedAt`, `receipt` and `appID` default to a fresh, unrevoked device without receipt.
+    /// A record as stored; `revoked`, `revokedAt`, `receipt` and `appID` default to a fresh, unrevoked device without receipt; `tier` to `free`.
     public init(
         id: String, platform: String, publicKey: [UInt8], counter: UInt32, environment: String,
         createdAt: Int64, lastSeenAt: Int64, revoked: Bool = false, revokedAt: Int64? = nil, receipt: [UInt8] = [], appID: String = "",
-        deviceCheckToken: [UInt8] = [], flagged: Bool = false
+        deviceCheckToken: [UInt8] = [], flagged: Bool = false,
+        tier: String = DeviceRecord.defaultTier
     ) {
         self.id = id
         self.platform = platform
@@ -59,12 +62,23 @@ public struct DeviceRecord: Sendable, Equatable {
         self.appID = appID
         self.deviceCheckToken = deviceCheckToken
         self.flagged = flagged
+        self.tier = tier
+    }
+
+    /// The tier of a device nobody put in another.
+    public static let defaultTier = "free"
+
+    /// Whether `name` can be a tier: 1-64 bytes of `a-z`, `0-9`, `_`, `-`.
+    public static func isValidTier(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 64
+            && name.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F || $0 == 0x2D }
     }
 
     /// Refuses what the schema would refuse, before any I/O.
     func validate() throws(StoreError) {
         guard DeviceRecord.platforms.contains(platform) else { throw .invalid("device_platform") }
         guard !id.isEmpty, id.utf8.count <= DeviceRecord.maxIDLength else { throw .invalid("device_id") }
+        guard DeviceRecord.isValidTier(tier) else { throw .invalid("device_tier") }
     }
 }
 

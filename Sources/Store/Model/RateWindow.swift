@@ -18,6 +18,26 @@ public struct RateWindow: Sendable, Equatable, Hashable {
     public static func perDay(_ limit: Int) -> RateWindow { RateWindow(limit: limit, durationMillis: 86_400_000) }
 }
 
+/// What one window has counted for one key now (`RateAdmissions.usage`).
+public struct RateWindowUsage: Sendable, Equatable {
+    /// The window.
+    public var window: RateWindow
+    /// Admissions counted now.
+    public var used: Int
+    /// Milliseconds until the oldest counted admission stops counting (0 when none counts).
+    public var resetMillis: Int64
+
+    /// - Parameters: see the properties.
+    public init(window: RateWindow, used: Int, resetMillis: Int64) {
+        self.window = window
+        self.used = used
+        self.resetMillis = resetMillis
+    }
+
+    /// Admissions that still fit now, at least 0.
+    public var remaining: Int { max(0, window.limit - used) }
+}
+
 /// The answer of `Store.consumeRate`.
 public enum RateDecision: Sendable, Equatable {
     /// The event was accepted and recorded.

@@ -1,6 +1,6 @@
 extension PostgresStore {
     private static let deviceColumns = """
-        id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, revoked_at, receipt, app_id, device_check_token, flagged
+        id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, revoked_at, receipt, app_id, device_check_token, flagged, tier
         """
 
     public func device(id: String) throws(StoreError) -> DeviceRecord? {
@@ -12,13 +12,13 @@ extension PostgresStore {
         return try pool.withConnection { connection throws(StoreError) in
             let inserted = try connection.query("""
                 INSERT INTO devices (\(Self.deviceColumns))
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
                 ON CONFLICT (id) DO NOTHING
                 """, [
                     .text(record.id), .text(record.platform), .bytes(record.publicKey), .int64(Int64(record.counter)),
                     .text(record.environment), .int64(record.createdAt), .int64(record.lastSeenAt),
                     .bool(record.revoked), .int64(record.revokedAt), .bytes(record.receipt), .text(record.appID),
-                    .bytes(record.deviceCheckToken), .bool(record.flagged),
+                    .bytes(record.deviceCheckToken), .bool(record.flagged), .text(record.tier),
                 ]).affectedRows == 1
             if inserted { return .inserted }
             // ON CONFLICT waited for any concurrent inserter to commit, and devices are never deleted.
@@ -96,7 +96,8 @@ extension PostgresStore {
             id: rows.text(row, 0), platform: rows.text(row, 1), publicKey: rows.bytes(row, 2), counter: counter,
             environment: rows.text(row, 4), createdAt: try rows.int64(row, 5), lastSeenAt: try rows.int64(row, 6),
             revoked: rows.bool(row, 7), revokedAt: try rows.optionalInt64(row, 8), receipt: rows.bytes(row, 9),
-            appID: rows.text(row, 10), deviceCheckToken: rows.bytes(row, 11), flagged: rows.bool(row, 12)
+            appID: rows.text(row, 10), deviceCheckToken: rows.bytes(row, 11), flagged: rows.bool(row, 12),
+            tier: rows.text(row, 13)
         )
     }
 }

@@ -100,6 +100,13 @@ final class SQLiteAdmissions: RateAdmissions, @unchecked Sendable {
         }
     }
 
+    /// The in-memory windows' counts (the engine's lock for the key, no I/O).
+    func usage(key: String, limits: [RateWindow], nowMillis: Int64) -> [RateWindowUsage]? {
+        let valid = limits.filter { $0.durationMillis > 0 && $0.limit >= 0 }
+        let counted = engine.usage(key: key, rules: valid.map { LimitRule(limit: $0.limit, windowMillis: $0.durationMillis) }, nowMillis: nowMillis)
+        return zip(valid, counted).map { RateWindowUsage(window: $0, used: $1.used, resetMillis: $1.resetMillis) }
+    }
+
     /// Forgets keys with nothing left in their windows (call from the minute sweep).
     func purge(nowMillis: Int64) { engine.purge(nowMillis: nowMillis) }
 }

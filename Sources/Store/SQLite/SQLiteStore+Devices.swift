@@ -1,6 +1,6 @@
 extension SQLiteStore {
     private static let deviceColumns = """
-        id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, revoked_at, receipt, app_id, device_check_token, flagged
+        id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, revoked_at, receipt, app_id, device_check_token, flagged, tier
         """
 
     public func device(id: String) throws(StoreError) -> DeviceRecord? {
@@ -12,7 +12,7 @@ extension SQLiteStore {
         return try pool.withConnection { connection throws(StoreError) in
             try connection.with("""
                 INSERT INTO devices (\(Self.deviceColumns))
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
                 ON CONFLICT (id) DO NOTHING
                 """) { statement throws(StoreError) in
                 try statement.bind(1, record.id)
@@ -28,6 +28,7 @@ extension SQLiteStore {
                 try statement.bind(11, record.appID)
                 try statement.bind(12, record.deviceCheckToken)
                 try statement.bind(13, record.flagged ? 1 : 0)
+                try statement.bind(14, record.tier)
                 try statement.run()
             }
             if connection.changes == 1 { return .inserted }
@@ -130,7 +131,8 @@ extension SQLiteStore {
             id: row.text(0), platform: row.text(1), publicKey: row.bytes(2), counter: counter,
             environment: row.text(4), createdAt: row.int64(5), lastSeenAt: row.int64(6),
             revoked: row.int64(7) != 0, revokedAt: row.optionalInt64(8), receipt: row.bytes(9),
-            appID: row.text(10), deviceCheckToken: row.bytes(11), flagged: row.int64(12) != 0
+            appID: row.text(10), deviceCheckToken: row.bytes(11), flagged: row.int64(12) != 0,
+            tier: row.text(13)
         )
     }
 }

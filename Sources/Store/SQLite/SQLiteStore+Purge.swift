@@ -17,6 +17,10 @@ extension SQLiteStore {
                 try statement.run()
             }
             counts.budgets = connection.changes
+            try connection.with("DELETE FROM idempotency_keys WHERE expires_ms <= ?1") { statement throws(StoreError) in
+                try statement.bind(1, nowMillis)
+                try statement.run()
+            }
             counts.installCredentials = try Self.purgeInstallCredentials(connection, now: nowMillis / 1_000)
             return counts
         }

@@ -55,5 +55,18 @@ final class SwitchableStore: Store {
     func consumeBudget(key: String, day: Int64, limit: Int) throws(StoreError) -> Bool {
         try check(); return try inner.consumeBudget(key: key, day: day, limit: limit)
     }
+    func spendCredits(_ spend: CreditSpend) throws(StoreError) -> CreditDecision { try check(); return try inner.spendCredits(spend) }
+    func releaseCredits(deviceID: String, cost: Int, countsTowardApp: Bool, day: Int64) throws(StoreError) {
+        try check(); try inner.releaseCredits(deviceID: deviceID, cost: cost, countsTowardApp: countsTowardApp, day: day)
+    }
+    func creditsUsed(scope: String, day: Int64) throws(StoreError) -> Int { try check(); return try inner.creditsUsed(scope: scope, day: day) }
+    func creditUsage(day: Int64, limit: Int) throws(StoreError) -> [CreditUsage] { try check(); return try inner.creditUsage(day: day, limit: limit) }
+    func setTier(deviceID: String, tier: String) throws(StoreError) -> Bool { try check(); return try inner.setTier(deviceID: deviceID, tier: tier) }
+    func claimIdempotencyKey(deviceID: String, keyHash: [UInt8], nowMillis: Int64, expiresMillis: Int64) throws(StoreError) -> Bool {
+        try check(); return try inner.claimIdempotencyKey(deviceID: deviceID, keyHash: keyHash, nowMillis: nowMillis, expiresMillis: expiresMillis)
+    }
+    func forgetIdempotencyKey(deviceID: String, keyHash: [UInt8]) throws(StoreError) {
+        try check(); try inner.forgetIdempotencyKey(deviceID: deviceID, keyHash: keyHash)
+    }
     func purgeExpired(nowMillis: Int64) throws(StoreError) -> PurgeCounts { try check(); return try inner.purgeExpired(nowMillis: nowMillis) }
 }

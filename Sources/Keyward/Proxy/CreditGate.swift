@@ -1,0 +1,136 @@
+import Store
+
+/// What one admitted call was charged, kept to give it back when the provider never answered
+/// usefully (``CreditGate/release(_:)``).
+struct CreditCharge: Sendable, Equatable {
+    let deviceID: String
+    let provider: String
+    let tier: String
+    let cost: Int
+    let countsTowardApp: Bool
+    /// The device's daily budget (nil: none) and its credits used after this charge.
+    let installLimit: Int?
+    let installUsed: Int
+    /// The UTC day charged (days since the epoch): a release gives back to that day's budgets.
+    let day: Int64
+    /// SHA-256 of the call's `Idempotency-Key`, when it carried one: forgotten on a release.
+    let idempotencyKeyHash: [UInt8]?
+}
+
+/// The spend phase: a call's credits (its allow rule's `cost`) charged to the device's daily
+/// budget and, unless its tier is exempt, the app's daily ceiling, before it goes upstream.
+///
+/// The charge is one store operation on the store executor (never on the loop): exact under
+/// concurrency and across instances, all or nothing. A refusal answers 429
+/// `install_budget_exhausted` or `app_budget_exhausted` with `Retry-After` until the next UTC
+/// midnight; a store failure answers 503 (fail closed: an unknown balance is not spent).
+/// The app's one warning a day is logged by the spend that won the store's conditional write.
+final class CreditGate: Sendable {
+    let settings: SpendSettings
+    let asyncStore: AsyncStore
+    let logger: Logger
+    let metrics: Metrics
+    let time: any TimeSource
+
+    init(settings: SpendSettings, asyncStore: AsyncStore, logger: Logger, metrics: Metrics, time: any TimeSource) {
+        self.settings = settings
+        self.asyncStore = asyncStore
+        self.logger = logger
+        self.metrics = metrics
+        self.time = time
+    }
+
+    /// How long an `Idempotency-Key` makes a device's repeat of a call free, milliseconds (24 h).
+    static let idempotencyWindowMillis: Int64 = 86_400_000
+
+    /// Charges `cost` credits of `provider` to `deviceID` in `tier`; `completion` gets the charge
+    /// (to release later; nil for a free repeat) or the refusal, on a store thread.
+    ///
+    /// With `idempotencyKeyHash` (SHA-256 of the request's `Idempotency-Key`), the device's first
+    /// call with that key within 24 h is charged and its repeats are not: the claim is one
+    /// conditional write before the charge, and is forgotten when the charge is refused or given
+    /// back, so the retry that follows pays.
+    func spend(
+        provider: String, cost: Int, deviceID: String, tier: String, idempotencyKeyHash: [UInt8]? = nil, record: RequestRecord,
+        completion: @escaping @Sendable (Result<CreditCharge?, APIError>) -> Void
+    ) {
+        let budget = settings.tier(tier)
+        let nowSeconds = time.nowSeconds()
+        let spend = CreditSpend(
+            deviceID: deviceID, cost: cost, installLimit: budget.installDailyCredits,
+            countsTowardApp: budget.countsTowardAppCeiling, appLimit: settings.appDailyCredits,
+            warnAt: settings.warnAtCredits, day: SpendSettings.day(ofSeconds: nowSeconds))
+        let (logger, metrics, settings) = (self.logger, self.metrics, self.settings)
+        let nowMillis = time.nowMillis()
+        asyncStore.run("credit_spend", { store throws(StoreError) -> CreditDecision? in
+            if let key = idempotencyKeyHash {
+                let first = try store.claimIdempotencyKey(
+                    deviceID: deviceID, keyHash: key, nowMillis: nowMillis, expiresMillis: nowMillis + Self.idempotencyWindowMillis)
+                guard first else { return nil }
+            }
+            let decision = try store.spendCredits(spend)
+            if decision.outcome != .spent, let key = idempotencyKeyHash { try store.forgetIdempotencyKey(deviceID: deviceID, keyHash: key) }
+            return decision
+        }) { result in
+            let decision: CreditDecision
+            switch result {
+            case .success(nil):
+                // A repeat within 24 h: forwarded (the provider's idempotency is its own), not charged.
+                return completion(.success(nil))
+            case .success(let answer?): decision = answer
+            case .failure(let error):
+                return completion(.failure(StoreFailure.apiError("credit_spend", error, record: record)))
+            }
+            if let used = decision.appUsed { metrics.setAppCreditsUsed(used) }
+            let retryAfter = String(SpendSettings.secondsToReset(nowSeconds: nowSeconds))
+            switch decision.outcome {
+            case .installExhausted:
+                record.note(.rateLimited(.installBudget))
+                let limits = [RateLimitHeaders.credits(limit: budget.installDailyCredits, used: decision.installUsed, nowSeconds: nowSeconds)]
+                completion(.failure(APIError(.installBudgetExhausted, reason: "install_budget_exhausted", headers: [("Retry-After", retryAfter)])
+                    .adding(RateLimitHeaders.fields(limits.compactMap { $0 }))))
+            case .appExhausted:
+                record.note(.rateLimited(.appBudget))
+                // The tightest limit of this call is the app's ceiling.
+                let ceiling = RateLimitHeaders.credits(limit: settings.appDailyCredits, used: decision.appUsed ?? 0, nowSeconds: nowSeconds)
+                completion(.failure(APIError(.appBudgetExhausted, reason: "app_budget_exhausted", headers: [("Retry-After", retryAfter)])
+                    .adding(RateLimitHeaders.fields([ceiling].compactMap { $0 }))))
+            case .spent:
+                if decision.warn {
+                    metrics.increment("keyward_budget_warnings_total", [:])
+                    var line = logger.line("budget_warning")
+                    line.add("app_credits_used", decision.appUsed ?? 0)
+                    line.add("app_daily_credits", settings.appDailyCredits ?? 0)
+                    line.add("warn_at_percent", settings.warnAtPercent)
+                    logger.emit(line)
+                }
+                metrics.increment("keyward_credits_spent_total", ["provider": provider, "tier": tier], by: Int64(cost))
+                completion(.success(CreditCharge(
+                    deviceID: deviceID, provider: provider, tier: tier, cost: cost,
+                    countsTowardApp: budget.countsTowardAppCeiling, installLimit: budget.installDailyCredits,
+                    installUsed: decision.installUsed, day: decision.day, idempotencyKeyHash: idempotencyKeyHash)))
+            }
+        }
+    }
+
+    /// Gives `charge` back to its day's budgets, on the store executor (the caller does not wait).
+    /// A release that fails is logged and the credits stay spent: that only refuses early.
+    func release(_ charge: CreditCharge) {
+        let (logger, metrics) = (self.logger, self.metrics)
+        asyncStore.run("credit_release", { store throws(StoreError) in
+            try store.releaseCredits(deviceID: charge.deviceID, cost: charge.cost, countsTowardApp: charge.countsTowardApp, day: charge.day)
+            if let key = charge.idempotencyKeyHash { try store.forgetIdempotencyKey(deviceID: charge.deviceID, keyHash: key) }
+        }) { result in
+            switch result {
+            case .success:
+                metrics.increment("keyward_credits_released_total", ["provider": charge.provider, "tier": charge.tier], by: Int64(charge.cost))
+            case .failure(let error):
+                metrics.count(.storeError(operation: "credit_release"))
+                var line = logger.line("store_error")
+                line.add("operation", "credit_release")
+                line.add("reason", error.reason)
+                logger.emit(line)
+            }
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import XCTest
+@testable import Store
+
+/// Daily credit budgets every `Store` must keep exactly (run by the per-backend test classes).
+enum CreditsConformance {
+    static let day = StoreConformance.now / 86_400
+
+    static func spend(_ device: String, cost: Int = 1, install: Int? = nil, app: Int? = nil, counts: Bool = true, warnAt: Int? = nil, day: Int64 = day) -> CreditSpend {
+        CreditSpend(deviceID: device, cost: cost, installLimit: install, countsTowardApp: counts, appLimit: app, warnAt: warnAt, day: day)
+    }
+
+    static func spendsAreAllOrNothingAndPerDay(_ harness: StoreHarness) throws {
+        let store = try harness.open()
+        XCTAssertEqual(try store.spendCredits(spend("a", cost: 10, install: 25, app: 100)).outcome, .spent)
+        let second = try store.spendCredits(spend("a", cost: 10, install: 25, app: 100))
+        XCTAssertEqual(second, CreditDecision(outcome: .spent, day: day, installUsed: 20, appUsed: 20, warn: false))
+        XCTAssertEqual(try store.spendCredits(spend("a", cost: 10, install: 25, app: 100)).outcome, .installExhausted)
+        // An app refusal charges the install nothing either.
+        XCTAssertEqual(try store.spendCredits(spend("b", cost: 90, install: nil, app: 100)).outcome, .appExhausted)
+        XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.installScope("a"), day: day), 20)
+        XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.installScope("b"), day: day), 0)
+        XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.appScope, day: day), 20)
+        // An exempt tier counts for the install only, and the ceiling does not refuse it.
+        XCTAssertEqual(try store.spendCredits(spend("c", cost: 500, app: 100, counts: false)).outcome, .spent)
+        XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.appScope, day: day), 20)
+        // The next day starts at zero.
+        XCTAssertEqual(try store.spendCredits(spend("a", cost: 10, install: 25, app: 100, day: day + 1)).installUsed, 10)
+        XCTAssertEqual(try store.creditUsage(day: day, limit: 10), [CreditUsage(deviceID: "c", used: 500), CreditUsage(deviceID: "a", used: 20)])
+        XCTAssertEqual(try store.creditUsage(day: day, limit: 1), [CreditUsage(deviceID: "c", used: 500)])
+        XCTAssertThrowsError(try store.spendCredits(spend("a", cost: 0))) { XCTAssertEqual(($0 as? StoreError)?.reason, "credit_cost") }
+    }
+
+    static func releasesGiveBackAndTheWarningStaysOnce(_ harness: StoreHarness) throws {
+        let store = try harness.open()
+        var warnings = 0
+        for _ in 0..<8 { if try store.spendCredits(spend("a", app: 10, warnAt: 8)).warn { warnings += 1 } }
+        XCTAssertEqual(warnings, 1)
+        try store.releaseCredits(deviceID: "a", cost: 3, countsTowardApp: true, day: day)
+        XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.appScope, day: day), 5)
+        XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.installScope("a"), day: day), 5)
+        for _ in 0..<5 { if try store.spendCredits(spend("a", app: 10, warnAt: 8)).warn { warnings += 1 } }
+        XCTAssertEqual(warnings, 1, "crossing 80 % again after releases warns no more that day")
+        XCTAssertEqual(try store.spendCredits(spend("a", app: 10, warnAt: 8)).outcome, .appExhausted)
+        // Never below zero.
+        try store.releaseCredits(deviceID: "z", cost: 50, countsTowardApp: false, day: day)
+        XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.installScope("z"), day: day), 0)
+    }
+
+    static func twoInstancesShareOneExactAppBudget(_ harness: StoreHarness) throws {
+        // 200 concurrent spends split across two stores on one database: exactly the ceiling passes.
+        let stores = [try harness.open(), try harness.open()]
+        let tally = Tally()
+        let warnings = Tally()
+        runOnThreads(200) { index in
+            do {
+                let decision = try stores[index % 2].spendCredits(spend("d\(index % 5)", install: 30, app: 50, warnAt: 40))
+                if decision.outcome == .spent { tally.win() }
+                if decision.warn { warnings.win() }
+            } catch { tally.fail(error) }
+        }
+        XCTAssertEqual(tally.errors, [])
+        XCTAssertEqual(tally.winCount, 50)
+        XCTAssertEqual(warnings.winCount, 1)
+        XCTAssertEqual(try stores[0].creditsUsed(scope: CreditSpend.appScope, day: day), 50)
+        let perDevice = try (0..<5).map { try stores[1].creditsUsed(scope: CreditSpend.installScope("d\($0)"), day: day) }
+        XCTAssertEqual(perDevice.reduce(0, +), 50)
+        XCTAssertTrue(perDevice.allSatisfy { $0 <= 30 })
+    }
+
+    static func tierIsStoredWithTheDevice(_ harness: StoreHarness) throws {
+        let store = try harness.open()
+        XCTAssertEqual(try store.registerDevice(StoreConformance.iosDevice("ab01")), .inserted)
+        XCTAssertEqual(try store.device(id: "ab01")?.tier, "free")
+        XCTAssertTrue(try store.setTier(deviceID: "ab01", tier: "pro"))
+        XCTAssertEqual(try store.device(id: "ab01")?.tier, "pro")
+        XCTAssertFalse(try store.setTier(deviceID: "ffff", tier: "pro"))
+        XCTAssertThrowsError(try store.setTier(deviceID: "ab01", tier: "Pro Tier")) { XCTAssertEqual(($0 as? StoreError)?.reason, "device_tier") }
+    }
+}
