@@ -94,7 +94,9 @@ final class DeviceCheckTests: XCTestCase {
     }
 
     /// A Keyward with DeviceCheck pointed at a fake Apple (or, with `appleUp` false, at a port nothing listens on).
-    func start(onFlagged: DeviceCheckSettings.OnFlagged = .flag, timeoutMs: Int = 3_000, appleUp: Bool = true) throws -> (TestDeployment, FakeAppleDeviceCheck) {
+    func start(
+        onFlagged: DeviceCheckSettings.OnFlagged = .flag, flaggedTier: String? = nil, timeoutMs: Int = 3_000, appleUp: Bool = true
+    ) throws -> (TestDeployment, FakeAppleDeviceCheck) {
         let key = try ECPrivateKey.generate(.p256)
         let clock = self.clock
         let fake = FakeAppleDeviceCheck(publicKey: key.publicKey, now: { clock.nowSeconds() })
@@ -109,7 +111,7 @@ final class DeviceCheckTests: XCTestCase {
         self.http = http
         // The secret as an operator would give it: the .p8 file's PEM.
         let client = try XCTUnwrap(try ServiceAssembly.deviceCheck(
-            configurationWithDeviceCheck(baseURL: "http://127.0.0.1:\(port)", onFlagged: onFlagged, timeoutMs: timeoutMs),
+            configurationWithDeviceCheck(baseURL: "http://127.0.0.1:\(port)", onFlagged: onFlagged, flaggedTier: flaggedTier, timeoutMs: timeoutMs),
             secrets: SecretSource(environment: [DeviceCheckClient.secretName: key.pkcs8PEM]), upstream: http))
         let made = try TestDeployment(chatOptions: "rate_limit = { per_day = 2 }", time: clock, deviceCheck: client)
         env = made
@@ -117,8 +119,11 @@ final class DeviceCheckTests: XCTestCase {
         return (made, fake)
     }
 
-    func configurationWithDeviceCheck(baseURL: String, onFlagged: DeviceCheckSettings.OnFlagged, timeoutMs: Int) throws -> KeywardConfiguration {
-        try KeywardConfiguration.parse(text: """
+    func configurationWithDeviceCheck(
+        baseURL: String, onFlagged: DeviceCheckSettings.OnFlagged, flaggedTier: String? = nil, timeoutMs: Int
+    ) throws -> KeywardConfiguration {
+        let tierLine = flaggedTier.map { "flagged_tier = \"\($0)\"\n[tiers.\($0)]\ninstall_daily_credits = 5" } ?? ""
+        return try KeywardConfiguration.parse(text: """
             [apple]
             team_id = "\(Self.teamID)"
             bundle_ids = ["\(LocalDeployment.bundleID)"]
@@ -128,6 +133,7 @@ final class DeviceCheckTests: XCTestCase {
             base_url = "\(baseURL)"
             timeout_ms = \(timeoutMs)
             on_flagged = "\(onFlagged.rawValue)"
+            \(tierLine)
             """, path: "keyward.toml")
     }
 
@@ -186,6 +192,40 @@ final class DeviceCheckTests: XCTestCase {
                                       http: try XCTUnwrap(http))
         XCTAssertFalse(apple.jwtValid("Bearer " + (try stale.authorization(now: clock.nowSeconds() - 3_600))))
         XCTAssertFalse(apple.jwtValid(nil))
+    }
+
+    func testANewKeyOnAFlaggedPhoneStartsInTheFlaggedTier() throws {
+        let (env, apple) = try start(flaggedTier: "probation")
+        let phone = SecureRandom.bytes(96)
+        apple.setBits(phone, (true, false))   // bit 0: an earlier install on this phone exhausted its allowance
+        let reinstall = try env.deployment.makeDevice()
+        XCTAssertEqual(try attest(env, reinstall, deviceToken: phone).0, 200)
+        let record = try XCTUnwrap(try env.deployment.store.device(id: Hex.encode(reinstall.keyID)))
+        XCTAssertTrue(record.flagged)
+        XCTAssertEqual(record.tier, "probation")
+        // A clean phone starts in the default tier.
+        let clean = try env.deployment.makeDevice()
+        XCTAssertEqual(try attest(env, clean, deviceToken: SecureRandom.bytes(96)).0, 200)
+        XCTAssertEqual(try env.deployment.store.device(id: Hex.encode(clean.keyID))?.tier, DeviceRecord.defaultTier)
+    }
+
+    func testFlaggedTierMustBeADefinedTierAndNeedsFlagMode() throws {
+        XCTAssertThrowsError(try KeywardConfiguration.parse(text: """
+            [apple]
+            team_id = "\(Self.teamID)"
+            bundle_ids = ["\(LocalDeployment.bundleID)"]
+            environment = "development"
+            [apple.devicecheck]
+            key_id = "\(Self.keyID)"
+            flagged_tier = "probaton"
+            [tiers.probation]
+            install_daily_credits = 5
+            """, path: "keyward.toml")) { error in
+            XCTAssertTrue("\(error)".contains("keyward.toml:7: apple.devicecheck.flagged_tier: must name a tier defined under [tiers]"), "\(error)")
+        }
+        XCTAssertThrowsError(try configurationWithDeviceCheck(baseURL: "http://127.0.0.1:1", onFlagged: .refuse, flaggedTier: "probation", timeoutMs: 1_000)) { error in
+            XCTAssertTrue("\(error)".contains("flagged_tier: only applies with on_flagged"), "\(error)")
+        }
     }
 
     func testRefuseModeTurnsANewKeyOnAFlaggedPhoneAway() throws {

@@ -125,11 +125,13 @@ struct KeywardConfigurationFile: Decodable {
         var baseURL: String?
         var timeoutMs: Int?
         var onFlagged: String?
+        var flaggedTier: String?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case keyID = "key_id"
             case baseURL = "base_url"
             case timeoutMs = "timeout_ms"
             case onFlagged = "on_flagged"
+            case flaggedTier = "flagged_tier"
         }
     }
 

@@ -138,7 +138,7 @@ struct KeywardConfigurationValidator {
             configuration.providersPath = directory + "/" + configuration.providersPath
         }
 
-        configuration.apple = file.apple.flatMap { apple(from: $0) }
+        configuration.apple = file.apple.flatMap { apple(from: $0, definedTiers: file.tiers ?? [:]) }
         configuration.android = file.android.flatMap { android(from: $0) }
         configuration.spend = spend(budgets: file.budgets, tiers: file.tiers)
         return configuration
@@ -185,7 +185,9 @@ struct KeywardConfigurationValidator {
     }
 
     /// Apple settings, or nil when all are absent (off) or invalid (errors recorded).
-    private mutating func apple(from apple: KeywardConfigurationFile.Apple) -> AppleSettings? {
+    private mutating func apple(
+        from apple: KeywardConfigurationFile.Apple, definedTiers: [String: KeywardConfigurationFile.Tier]
+    ) -> AppleSettings? {
         let teamID = apple.teamID ?? ""
         let bundleIDs = apple.bundleIDs ?? []
         let environmentText = apple.environment ?? ""
@@ -214,7 +216,7 @@ struct KeywardConfigurationValidator {
             environment = AppAttestEnvironment(rawValue: environmentText)
             if environment == nil { fail("must be \"production\" or \"development\"", "apple", "environment") }
         }
-        let deviceCheck = apple.devicecheck.flatMap { self.deviceCheck(from: $0) }
+        let deviceCheck = apple.devicecheck.flatMap { self.deviceCheck(from: $0, definedTiers: definedTiers) }
         guard errors.count == errorCount, let environment else { return nil }
         var settings = AppleSettings(teamID: teamID, bundleIDs: bundleIDs, environment: environment)
         settings.deviceCheck = deviceCheck
@@ -222,7 +224,9 @@ struct KeywardConfigurationValidator {
     }
 
     /// `[apple.devicecheck]`, or nil when invalid (errors recorded).
-    private mutating func deviceCheck(from file: KeywardConfigurationFile.DeviceCheck) -> DeviceCheckSettings? {
+    private mutating func deviceCheck(
+        from file: KeywardConfigurationFile.DeviceCheck, definedTiers: [String: KeywardConfigurationFile.Tier]
+    ) -> DeviceCheckSettings? {
         let errorCount = errors.count
         let keyID = file.keyID ?? ""
         if keyID.isEmpty {
@@ -248,8 +252,17 @@ struct KeywardConfigurationValidator {
                 fail("must be \"flag\" (record it on the new device) or \"refuse\" (403)", "apple", "devicecheck", "on_flagged")
             }
         }
+        // The tier must be one `[tiers]` defines (or the default): a misspelt one would silently
+        // give flagged phones an unlimited allowance.
+        if let tier = file.flaggedTier {
+            if tier != DeviceRecord.defaultTier && definedTiers[tier] == nil {
+                fail("must name a tier defined under [tiers] (or \"\(DeviceRecord.defaultTier)\")", "apple", "devicecheck", "flagged_tier")
+            } else if onFlagged == .refuse {
+                fail("only applies with on_flagged = \"flag\" (a refused key gets no tier)", "apple", "devicecheck", "flagged_tier")
+            }
+        }
         guard errors.count == errorCount else { return nil }
-        return DeviceCheckSettings(keyID: keyID, baseURL: baseURL, timeoutMs: timeout, onFlagged: onFlagged)
+        return DeviceCheckSettings(keyID: keyID, baseURL: baseURL, timeoutMs: timeout, onFlagged: onFlagged, flaggedTier: file.flaggedTier)
     }
 
     /// Android settings, or nil when all are absent (off) or invalid (errors recorded).

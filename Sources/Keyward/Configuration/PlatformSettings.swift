@@ -51,12 +51,19 @@ public struct DeviceCheckSettings: Sendable, Equatable {
     public var timeoutMs: Int
     /// What a new key on a phone with bit 0 set gets (default `flag`).
     public var onFlagged: OnFlagged
+    /// Under `flag`: the spend-control tier (`[tiers.NAME]`) a new key on a flagged phone starts
+    /// in, so a reinstall does not bring a fresh free allowance; nil keeps the default tier.
+    public var flaggedTier: String?
 
-    public init(keyID: String, baseURL: String = DeviceCheckSettings.productionURL, timeoutMs: Int = 1_500, onFlagged: OnFlagged = .flag) {
+    public init(
+        keyID: String, baseURL: String = DeviceCheckSettings.productionURL, timeoutMs: Int = 1_500, onFlagged: OnFlagged = .flag,
+        flaggedTier: String? = nil
+    ) {
         self.keyID = keyID
         self.baseURL = baseURL
         self.timeoutMs = timeoutMs
         self.onFlagged = onFlagged
+        self.flaggedTier = flaggedTier
     }
 }
 

@@ -8,6 +8,8 @@
 struct DeviceCheckGate: Sendable {
     let client: DeviceCheckClient
     let onFlagged: DeviceCheckSettings.OnFlagged
+    /// The tier a key registered flagged starts in (`flagged_tier`); nil: the default tier.
+    var flaggedTier: String? = nil
     let time: any TimeSource
 
     /// Largest accepted base64 device token, characters (real ones are about 2–3 KiB).

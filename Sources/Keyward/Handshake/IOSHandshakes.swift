@@ -73,7 +73,8 @@ struct IOSAttestHandshake: Handshake {
             id: parsed.deviceID, platform: SessionPlatform.ios.rawValue, publicKey: attested.publicKey, counter: attested.counter,
             environment: attested.environment.rawValue, createdAt: now, lastSeenAt: now, revoked: false,
             receipt: attested.receipt, appID: attested.appID,
-            deviceCheckToken: parsed.deviceCheckToken ?? [], flagged: verified.flagged)
+            deviceCheckToken: parsed.deviceCheckToken ?? [], flagged: verified.flagged,
+            tier: verified.flagged ? deviceCheck?.flaggedTier ?? DeviceRecord.defaultTier : DeviceRecord.defaultTier)
         let outcome: RegisterOutcome
         do { outcome = try store.registerDevice(device) } catch { throw StoreFailure.apiError("device_register", error, record: record) }
         if case .existing(let existing) = outcome {

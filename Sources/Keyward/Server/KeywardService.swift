@@ -97,7 +97,9 @@ public final class KeywardService: Sendable {
                 verifier: AssertionVerifier(teamID: apple.teamID, bundleIDs: apple.bundleIDs), store: store, time: time)
             iosAttest = IOSAttestHandshake(
                 verifier: attestation, store: store, time: time,
-                deviceCheck: deviceCheck.map { DeviceCheckGate(client: $0, onFlagged: $0.settings.onFlagged, time: time) })
+                deviceCheck: deviceCheck.map {
+                    DeviceCheckGate(client: $0, onFlagged: $0.settings.onFlagged, flaggedTier: $0.settings.flaggedTier, time: time)
+                })
             iosAssert = IOSAssertHandshake(assertions: deviceAssertions)
             assertions = deviceAssertions
         }
