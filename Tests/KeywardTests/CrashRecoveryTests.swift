@@ -71,7 +71,7 @@ final class CrashRecoveryTests: XCTestCase {
                 }
             }
             // A random moment under load (the wait is the behaviour under test: when the kill lands).
-            Thread.sleep(forTimeInterval: Double.random(in: 0.1...0.6, using: &generator))
+            Thread.sleep(forTimeInterval: Double.random(in: 0.1...0.6, using: &generator))  // a random kill moment: the behaviour under test
             kill(serve.processIdentifier, SIGKILL)
             serve.waitUntilExit()
             running.withLock { $0 = false }

@@ -47,7 +47,7 @@ final class ProxyConnectionReuseTests: XCTestCase {
                         }
                         try connection.send(request("/big?mb=16"))
                         // The slow reader is the behaviour under test: nothing is read for 0.5 s.
-                        Thread.sleep(forTimeInterval: 0.5)
+                        Thread.sleep(forTimeInterval: 0.5)  // the slow reader of the reproduction: the behaviour under test
                         let big = try connection.readResponse(countOnly: true)
                         outcome = big.status == 200 && big.bodyCount == expected ? "whole" : "status \(big.status), \(big.bodyCount) bytes"
                     } catch {

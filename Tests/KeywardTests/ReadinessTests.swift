@@ -22,7 +22,7 @@ final class ReadinessTests: XCTestCase {
         while Date() < deadline {
             status = try env.client.call("GET", "/readyz").status
             if status == 200 { break }
-            Thread.sleep(forTimeInterval: 0.05)
+            Thread.sleep(forTimeInterval: 0.05)  // the poll interval of a wait the deadline above bounds
         }
         XCTAssertEqual(status, 200)
     }

@@ -75,7 +75,7 @@ final class SessionKeyRotationTests: XCTestCase {
         func waitForRounds() {
             let target = rounds + 3
             let deadline = Date().addingTimeInterval(60)
-            while rounds < target && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+            while rounds < target && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }  // polls under the deadline
             XCTAssertGreaterThanOrEqual(rounds, target, "the fleet stalled")
         }
     }

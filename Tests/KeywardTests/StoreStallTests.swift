@@ -39,7 +39,7 @@ final class StoreStallTests: XCTestCase {
             streamDone.signal()
         }
         let firstChunkDeadline = Date().addingTimeInterval(5)
-        while arrivals.withLock({ $0.isEmpty }) && Date() < firstChunkDeadline { Thread.sleep(forTimeInterval: 0.005) }
+        while arrivals.withLock({ $0.isEmpty }) && Date() < firstChunkDeadline { Thread.sleep(forTimeInterval: 0.005) }  // polls under the deadline
         XCTAssertFalse(arrivals.withLock { $0.isEmpty }, "the stream never started")
 
         let holder = try SQLiteLockHolder(path: path)
@@ -68,7 +68,7 @@ final class StoreStallTests: XCTestCase {
         XCTAssertEqual(try env.client.call("GET", "/healthz").status, 200)
         // Hold the lock for 3 s in all (the holding is the behaviour under test).
         let heldNanos = DispatchTime.now().uptimeNanoseconds - lockedAt
-        if heldNanos < 3_000_000_000 { Thread.sleep(forTimeInterval: Double(3_000_000_000 - heldNanos) / 1e9) }
+        if heldNanos < 3_000_000_000 { Thread.sleep(forTimeInterval: Double(3_000_000_000 - heldNanos) / 1e9) }  // the 3 s lock: the behaviour under test
         holder.release()
 
         XCTAssertEqual(limitedGroup.wait(timeout: .now() + 10), .success)

@@ -92,7 +92,7 @@ final class DelayRelay: @unchecked Sendable {
             let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { break }
-            usleep(delayMicros)
+            usleep(delayMicros)  // the added round-trip delay: the behaviour under test
             var sent = 0
             while sent < count {
                 let written = buffer.withUnsafeBytes { write(destination, $0.baseAddress?.advanced(by: sent), count - sent) }

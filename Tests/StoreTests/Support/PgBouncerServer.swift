@@ -49,7 +49,7 @@ final class PgBouncerServer {
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             if (try? PGConnection(url: url(database: "postgres"), connectTimeoutSeconds: 2)) != nil { return }
-            Thread.sleep(forTimeInterval: 0.05)
+            Thread.sleep(forTimeInterval: 0.05)  // the poll interval of a wait the deadline above bounds
         }
         throw PostgresServer.Failure(description: "pgbouncer did not start: \((try? String(contentsOfFile: path + "/pgbouncer.log", encoding: .utf8)) ?? "")")
     }
