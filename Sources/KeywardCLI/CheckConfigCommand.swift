@@ -50,6 +50,8 @@ enum CheckConfigCommand {
                 problems.append("\(configPath): \(error)")
             }
             upstream.shutdown()
+            // Not a problem (the exit code stays 0), but never to be left on by accident.
+            if let warning = configuration.gateMode.warning { CLIOutput.error("\(configPath): warning: gate.mode: \(warning)") }
             // A SQLite store needs a folder to live in. Only a warning: systemd's StateDirectory=
             // creates it when the service starts. A PostgreSQL store is only reached by `migrate`.
             if configuration.storeURL.hasPrefix("sqlite://") {

@@ -8,7 +8,7 @@ enum DevicesCommand {
     static let usage = """
         usage: keyward devices list    [--config FILE] [--before DATE]
                keyward devices show    [--config FILE] --id ID
-               keyward devices revoke  [--config FILE] (--id ID | --before DATE (--dry-run | --yes))
+               keyward devices revoke  [--config FILE] (--id ID | --before DATE (--dry-run | --yes) | --unattested [--dry-run])
                keyward devices unrevoke [--config FILE] --id ID
                keyward devices set-tier [--config FILE] DEVICE TIER
                keyward devices usage   [--config FILE] [--day DATE] [--top N] [--json]
@@ -16,7 +16,10 @@ enum DevicesCommand {
         DATE is 2026-11-29, 2026-11-29T13:05:00Z or unix seconds. `revoke --before` revokes every
         device attested before that time (for example after a compromised build was withdrawn):
         with --dry-run it lists them and says how many it would revoke; --yes revokes them; with
-        neither it only says how many there are and exits 2.
+        neither it only says how many there are and exits 2. `revoke --unattested` revokes every
+        device admitted without a verified proof ([gate] mode monitor or off) and not yet revoked,
+        in one transaction; with --dry-run it only says how many it would revoke. Run it after
+        moving the gate to enforce: attested devices are untouched.
         What revoking a device stops: its live sessions (refused within 60 s); the same App Attest
         key attesting or asserting again (iOS, 403); the same install id getting a session through
         Play Integrity (Android, 403); every install credential of the device (/v1/refresh refuses
@@ -28,14 +31,16 @@ enum DevicesCommand {
         has no such link. Requests already sent upstream are not recalled.
         set-tier puts a device in a tier of keyward.toml's [tiers] (or free, unattested); its live
         sessions spend against that tier's budget within 60 s. usage ranks the devices by credits
-        spent on one UTC day (default today; --top 20), with their tier, and the app's total.
+        spent on one UTC day (default today; --top 20), with their tier and attested flag, and the
+        app's total. list, show and usage say whether each device is attested, and if not, why
+        (the reason slug enforce would have refused its proof with).
 
         exit codes: 0 done, 1 not found or failure, 2 usage error
         """
 
     static func run(_ arguments: [String]) -> Int32 {
         guard let options = CLIOutput.options(arguments, command: "devices", usage: usage, valueFlags: ["config", "id", "before", "day", "top"],
-                                               switchFlags: ["dry-run", "yes", "json"], positional: 1...3)
+                                               switchFlags: ["dry-run", "yes", "json", "unattested"], positional: 1...3)
         else { return 2 }
         if options.has("help") { print(usage); return 0 }
         guard let action = options.positional.first, ["list", "show", "revoke", "unrevoke", "set-tier", "usage"].contains(action) else {
@@ -61,15 +66,20 @@ enum DevicesCommand {
         case "show", "unrevoke":
             guard id != nil else { CLIOutput.error("keyward devices \(action): missing --id\n\n\(usage)"); return 2 }
         case "revoke":
-            guard (id == nil) != (before == nil) else {
-                CLIOutput.error("keyward devices revoke: give --id or --before (one of them)\n\n\(usage)")
+            guard [id != nil, before != nil, options.has("unattested")].filter({ $0 }).count == 1 else {
+                CLIOutput.error("keyward devices revoke: give --id, --before or --unattested (one of them)\n\n\(usage)")
                 return 2
             }
-            guard !(options.has("dry-run") && options.has("yes")), before != nil || !(options.has("dry-run") || options.has("yes")) else {
-                CLIOutput.error("keyward devices revoke: --dry-run and --yes go with --before, one of them\n\n\(usage)")
+            let bulk = before != nil || options.has("unattested")
+            guard !(options.has("dry-run") && options.has("yes")), bulk || !(options.has("dry-run") || options.has("yes")) else {
+                CLIOutput.error("keyward devices revoke: --dry-run and --yes go with --before or --unattested, one of them\n\n\(usage)")
                 return 2
             }
         default:
+            guard !options.has("unattested") else {
+                CLIOutput.error("keyward devices \(action): --unattested belongs to revoke\n\n\(usage)")
+                return 2
+            }
             guard !options.has("dry-run"), !options.has("yes") else {
                 CLIOutput.error("keyward devices \(action): --dry-run and --yes belong to revoke --before\n\n\(usage)")
                 return 2
@@ -82,7 +92,7 @@ enum DevicesCommand {
             switch action {
             case "list":
                 let devices = try store.listDevices(attestedBefore: before)
-                print("id                                                                platform  env          attested              last seen             counter  revoked")
+                print("id                                                                platform  env          attested              last seen             counter  proof                  revoked")
                 for device in devices { print(row(device)) }
                 print("\(devices.count) device\(devices.count == 1 ? "" : "s")")
             case "show":
@@ -93,6 +103,10 @@ enum DevicesCommand {
                 let today = SpendSettings.day(ofSeconds: now)
                 print(details(device))
                 print("credits today \(try store.creditsUsed(scope: CreditSpend.installScope(device.id), day: today))")
+            case "revoke" where options.has("unattested"):
+                let count = options.has("dry-run") ? try store.countUnattested() : try store.revokeUnattested(now: now)
+                let what = "\(count) unattested device\(count == 1 ? "" : "s")"
+                print(options.has("dry-run") ? "would revoke \(what) (dry run: nothing changed)" : "revoked \(what)")
             case "revoke" where before != nil:
                 let devices = try store.listDevices(attestedBefore: before).filter { !$0.revoked }
                 let what = "\(devices.count) device\(devices.count == 1 ? "" : "s") attested before \(CLIOutput.isoTime(before ?? 0))"
@@ -147,16 +161,20 @@ enum DevicesCommand {
             let store = try ServiceAssembly.store(configuration)
             let ranked = try store.creditUsage(day: day, limit: top)
             let appTotal = try store.creditsUsed(scope: CreditSpend.appScope, day: day)
-            let rows = try ranked.map { usage -> (CreditUsage, String) in (usage, try store.device(id: usage.deviceID)?.tier ?? "-") }
+            let rows = try ranked.map { usage -> (CreditUsage, String, Bool) in
+                let device = try store.device(id: usage.deviceID)
+                return (usage, device?.tier ?? "-", device?.attested ?? false)
+            }
             let date = String(CLIOutput.isoTime(day * 86_400).prefix(10))
             if options.has("json") {
-                let devices = rows.map { "{\"device\":\"\($0.0.deviceID)\",\"credits\":\($0.0.used),\"tier\":\"\($0.1)\"}" }
+                let devices = rows.map { "{\"device\":\"\($0.0.deviceID)\",\"credits\":\($0.0.used),\"tier\":\"\($0.1)\",\"attested\":\($0.2)}" }
                 print("{\"day\":\"\(date)\",\"app_credits\":\(appTotal),\"devices\":[\(devices.joined(separator: ","))]}")
             } else {
-                print("credits  tier          device (\(date), UTC)")
-                for (usage, tier) in rows {
+                print("credits  tier          device (\(date), UTC)                                              attested")
+                for (usage, tier, attested) in rows {
                     print(String(usage.used).padding(toLength: 8, withPad: " ", startingAt: 0) + " "
-                        + tier.padding(toLength: max(13, tier.count), withPad: " ", startingAt: 0) + " " + usage.deviceID)
+                        + tier.padding(toLength: max(13, tier.count), withPad: " ", startingAt: 0) + " "
+                        + usage.deviceID.padding(toLength: max(65, usage.deviceID.count), withPad: " ", startingAt: 0) + " " + (attested ? "yes" : "no"))
                 }
                 print("\(rows.count) device\(rows.count == 1 ? "" : "s"); the app spent \(appTotal) credits counted toward its ceiling")
             }
@@ -195,7 +213,7 @@ enum DevicesCommand {
         func pad(_ text: String, _ width: Int) -> String { text.padding(toLength: max(width, text.count), withPad: " ", startingAt: 0) }
         return pad(device.id, 65) + " " + pad(device.platform, 9) + " " + pad(device.environment, 12) + " "
             + pad(CLIOutput.isoTime(device.createdAt), 21) + " " + pad(CLIOutput.isoTime(device.lastSeenAt), 21) + " "
-            + pad(String(device.counter), 8) + " " + (device.revoked ? "yes" : "no")
+            + pad(String(device.counter), 8) + " " + pad(proof(device), 22) + " " + (device.revoked ? "yes" : "no")
     }
 
     /// With `[apple.devicecheck]`: sets DeviceCheck bit 0 of each revoked device's phone (those
@@ -230,6 +248,11 @@ enum DevicesCommand {
         print("DeviceCheck: bit 0 set for \(marked) phone\(marked == 1 ? "" : "s")")
     }
 
+    /// `verified`, or `none: <reason>` for a device the gate admitted without a verified proof.
+    static func proof(_ device: DeviceRecord) -> String {
+        device.attested ? "verified" : "none: " + (device.unattestedReason ?? "-")
+    }
+
     static func details(_ device: DeviceRecord) -> String {
         """
         id           \(device.id)
@@ -244,6 +267,7 @@ enum DevicesCommand {
         devicecheck  \(device.deviceCheckToken.isEmpty ? "no token" : "token kept")\(device.flagged ? ", flagged (attested on a phone whose bit 0 was set)" : "")
         revoked      \(device.revoked ? "yes, at " + CLIOutput.isoTime(device.revokedAt ?? 0) : "no")
         tier         \(device.tier)
+        proof        \(device.attested ? "verified (attested)" : "none (unattested: \(device.unattestedReason ?? "-"))")
         """
     }
 }

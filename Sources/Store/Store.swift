@@ -41,6 +41,32 @@ public protocol Store: Sendable {
     /// - Throws: `.invalidInput` (`device_platform`, `device_id`) for a record the schema refuses.
     func registerDevice(_ record: DeviceRecord) throws(StoreError) -> RegisterOutcome
 
+    /// A verified proof for a device stored unattested: one conditional write that, only if the
+    /// device exists, is not revoked and is unattested, stores `record`'s proof fields (public key,
+    /// counter (never lowered), environment, receipt, App ID, DeviceCheck token and flag), sets `attested`, clears
+    /// `unattestedReason`, sets `lastSeenAt = now`, and moves the tier from `unattested` to
+    /// `record.tier` (any other tier, one the operator set, stays).
+    /// - Returns: false for an unknown, revoked or already attested device (nothing written).
+    func promoteDevice(_ record: DeviceRecord, now: Int64) throws(StoreError) -> Bool
+
+    /// A failed proof for a stored device that the gate admitted anyway (`monitor`, `off`): one
+    /// conditional write that, only if the device exists and is not revoked, clears `attested`,
+    /// stores `reason`, sets `lastSeenAt = now` and moves the tier from `free` to `unattested`
+    /// (any other tier stays).
+    /// - Returns: false for an unknown or revoked device.
+    /// - Throws: `.invalidInput` (`unattested_reason`) unless `reason` is 1-64 bytes of `[a-z0-9_]`.
+    @discardableResult
+    func demoteDevice(deviceID: String, reason: String, now: Int64) throws(StoreError) -> Bool
+
+    /// How many devices are unattested and not revoked (what ``revokeUnattested(now:)`` would revoke).
+    func countUnattested() throws(StoreError) -> Int
+
+    /// Revokes every unattested, not yet revoked device at `now`, with its install credentials, in
+    /// one transaction. Attested devices are untouched.
+    /// - Returns: how many devices were revoked.
+    @discardableResult
+    func revokeUnattested(now: Int64) throws(StoreError) -> Int
+
     /// Counter compare-and-set (Apple, "Validating assertions", step 5): one conditional write that
     /// stores `newCounter` and `lastSeenAt = now` only if the device exists, is not revoked, its stored
     /// public key equals `publicKey` (the key that verified the assertion) and its stored counter is

@@ -17,6 +17,9 @@ public enum APIErrorCode: String, Sendable, CaseIterable {
     case appKeyInvalid = "app_key_invalid"
     case sessionInvalid = "session_invalid"
     case forbidden
+    /// The provider has `require_attested = true` and the session's device was admitted without a
+    /// verified proof (the gate in `monitor` or `off` mode): the app attests again for real.
+    case attestationRequired = "attestation_required"
     case notFound = "not_found"
     case methodNotAllowed = "method_not_allowed"
     case payloadTooLarge = "payload_too_large"
@@ -34,7 +37,7 @@ public enum APIErrorCode: String, Sendable, CaseIterable {
         switch self {
         case .badRequest, .challengeInvalid: 400
         case .attestationInvalid, .keyUnknown, .credentialInvalid, .appKeyInvalid, .sessionInvalid: 401
-        case .forbidden: 403
+        case .forbidden, .attestationRequired: 403
         case .notFound: 404
         case .methodNotAllowed: 405
         case .payloadTooLarge: 413

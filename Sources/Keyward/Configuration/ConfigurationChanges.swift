@@ -26,6 +26,7 @@ extension KeywardConfiguration {
         check("shutdown.drain_seconds", \.drainSeconds)
         check("apple", \.apple)
         check("android", \.android)
+        check("gate.mode", \.gateMode)
         return changed
     }
 }

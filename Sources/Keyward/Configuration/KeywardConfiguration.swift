@@ -64,6 +64,10 @@ public struct KeywardConfiguration: Sendable, Equatable {
     /// (spend control off: calls are neither counted nor refused for credits).
     public var spend: SpendSettings?
 
+    /// `[gate] mode`: whether a handshake whose proof fails (or, under `off`, is missing) still
+    /// gets a session for an unattested device (default `enforce`: it does not).
+    public var gateMode = GateMode.enforce
+
     /// The defaults (both platforms off).
     public init() {}
 

@@ -14,10 +14,16 @@ struct KeywardConfigurationFile: Decodable {
     var budgets: Budgets?
     var tiers: [String: Tier]?
     var shutdown: Shutdown?
+    var gate: Gate?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case providersFile = "providers_file"
-        case listen, store, sessions, challenges, handshake, apple, android, budgets, tiers, shutdown
+        case listen, store, sessions, challenges, handshake, apple, android, budgets, tiers, shutdown, gate
+    }
+
+    struct Gate: Decodable {
+        var mode: String?
+        enum CodingKeys: String, CodingKey, CaseIterable { case mode }
     }
 
     struct Budgets: Decodable {

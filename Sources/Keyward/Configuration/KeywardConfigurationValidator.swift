@@ -138,6 +138,12 @@ struct KeywardConfigurationValidator {
             configuration.providersPath = directory + "/" + configuration.providersPath
         }
 
+        if let text = file.gate?.mode {
+            if let mode = GateMode(rawValue: text) { configuration.gateMode = mode } else {
+                fail("must be \"enforce\", \"monitor\" or \"off\"", "gate", "mode")
+            }
+        }
+
         configuration.apple = file.apple.flatMap { apple(from: $0, definedTiers: file.tiers ?? [:]) }
         configuration.android = file.android.flatMap { android(from: $0) }
         configuration.spend = spend(budgets: file.budgets, tiers: file.tiers)

@@ -20,31 +20,51 @@ struct AndroidAttestHandshake: Handshake {
     let time: any TimeSource
     /// Issues the install credential every successful handshake returns.
     let credentials: InstallCredentials
+    let gate: ProofGate
 
     struct Parsed {
         let request: AndroidAttestRequest
         let challenge: String
+        /// False when the body brought no integrity token (admitted only under `[gate] mode = "off"`).
+        let hasProof: Bool
     }
 
-    /// - Throws: `bad_request` (body, token over 16 KiB, install id, package name).
+    /// The request as verified, and the reason the gate admitted an unverified proof (nil: it verified).
+    struct Verified {
+        let request: AndroidAttestRequest
+        let admittedReason: String?
+    }
+
+    /// Stands in for the token of a body without one: the install id and package name are
+    /// checked as for any other, and the token is never decoded.
+    private static let absentToken = "-"
+
+    /// - Throws: `bad_request` (body, token over 16 KiB, install id, package name, `proof_missing` unless the gate is off).
     func parse(_ body: [UInt8], record: RequestRecord) throws(APIError) -> Parsed {
         record.update { $0.platform = .android }
         let fields = try HandshakeBody.decode(AndroidAttestBody.self, from: body)
+        if fields.integrity_token == nil && !gate.mode.admitsMissingProofs { throw APIError(.badRequest, reason: ProofGate.proofMissing) }
         let request: AndroidAttestRequest
         do {
-            request = try attestation.request(integrityToken: fields.integrity_token, installID: fields.install_id, packageName: fields.package_name)
+            request = try attestation.request(
+                integrityToken: fields.integrity_token ?? Self.absentToken, installID: fields.install_id, packageName: fields.package_name)
         } catch {
             throw Self.apiError(error)
         }
         record.update { $0.deviceID = request.deviceID }
-        return Parsed(request: request, challenge: fields.challenge)
+        return Parsed(request: request, challenge: fields.challenge, hasProof: fields.integrity_token != nil)
     }
 
     func challenge(of parsed: Parsed) -> String { parsed.challenge }
 
-    /// - Throws: `attestation_invalid` (verdict refused), `rate_limited` (daily decode budget),
-    ///   `upstream_error` (Google), `internal_error`, `unavailable`.
-    func verify(_ parsed: Parsed, challenge: [UInt8], record: RequestRecord) throws(APIError) -> AndroidAttestRequest {
+    /// A refused verdict is a failed proof (the gate may admit it); Google, budget and store
+    /// failures are not.
+    /// - Throws: `attestation_invalid` (verdict refused, under `enforce`), `rate_limited` (daily
+    ///   decode budget), `upstream_error` (Google), `internal_error`, `unavailable`.
+    func verify(_ parsed: Parsed, challenge: [UInt8], record: RequestRecord) throws(APIError) -> Verified {
+        guard parsed.hasProof else {
+            return Verified(request: parsed.request, admittedReason: try gate.missingProof(route: .attestAndroid, record: record))
+        }
         let decodes = attestation.settings.mode == .standard
         do {
             _ = try attestation.verify(parsed.request, challenge: challenge, nowMillis: time.nowMillis(), store: store)
@@ -52,23 +72,39 @@ struct AndroidAttestHandshake: Handshake {
             record.note(.attestation(platform: .android, outcome: error.reason))
             if decodes, let outcome = MetricEvent.DecodeOutcome(error) { record.note(.decode(outcome)) }
             if error.code == .rateLimited { record.note(.rateLimited(.decodeBudget)) }
-            throw Self.apiError(error)
+            let reason = try gate.failedProof(Self.apiError(error), route: .attestAndroid, record: record)
+            return Verified(request: parsed.request, admittedReason: reason)
         }
         record.note(.attestation(platform: .android, outcome: "ok"))
         if decodes { record.note(.decode(.ok)) }
-        return parsed.request
+        return Verified(request: parsed.request, admittedReason: nil)
     }
 
+    /// A verified verdict registers the device, or makes the unattested device of this install
+    /// attested (its tier leaves `unattested`); an admitted proof registers it unattested, or
+    /// records an existing one unattested.
     /// - Throws: `forbidden` (device revoked), `attestation_invalid` `device_platform_conflict`, `unavailable`.
-    func register(_ request: AndroidAttestRequest, record: RequestRecord) throws(APIError) -> (deviceID: String, platform: SessionPlatform) {
+    func register(_ verified: Verified, record: RequestRecord) throws(APIError) -> (deviceID: String, platform: SessionPlatform) {
+        let request = verified.request
         let now = time.nowSeconds()
+        var device = attestation.deviceRecord(for: request, now: now)
+        if let reason = verified.admittedReason {
+            device.attested = false
+            device.unattestedReason = reason
+            device.tier = DeviceRecord.unattestedTier
+            try UnattestedDevices.register(device, store: store, now: now, record: record)
+            return (request.deviceID, .android)
+        }
         let outcome: RegisterOutcome
-        do { outcome = try store.registerDevice(attestation.deviceRecord(for: request, now: now)) } catch {
+        do { outcome = try store.registerDevice(device) } catch {
             throw StoreFailure.apiError("device_register", error, record: record)
         }
         if case .existing(let existing) = outcome {
             guard !existing.revoked else { throw APIError(.forbidden, reason: "device_revoked") }
             guard existing.platform == SessionPlatform.android.rawValue else { throw APIError(.attestationInvalid, reason: "device_platform_conflict") }
+            if !existing.attested, try UnattestedDevices.promote(device, store: store, now: now, record: record) {
+                return (request.deviceID, .android)
+            }
             _ = try? store.markSeen(deviceID: request.deviceID, now: now)
         }
         return (request.deviceID, .android)

@@ -5,27 +5,28 @@ import Foundation
 
 /// `POST /v1/attest/ios`: `key_id` (base64, 32 bytes), `attestation` (base64 CBOR),
 /// `challenge` (base64url, 32 bytes), and optionally `device_check_token` (base64, from
-/// `DCDevice.generateToken`).
+/// `DCDevice.generateToken`). Without `attestation` (absent or null) the body brings no proof:
+/// only `[gate] mode = "off"` admits it (an unattested device), else 400 `proof_missing`.
 struct IOSAttestBody: Decodable {
     let key_id: String
-    let attestation: String
+    let attestation: String?
     let challenge: String
     let device_check_token: String?
 }
 
 /// `POST /v1/assert/ios`: `key_id` (base64, 32 bytes), `assertion` (base64 CBOR),
-/// `challenge` (base64url, 32 bytes).
+/// `challenge` (base64url, 32 bytes). Without `assertion` (absent or null): no proof, as above.
 struct IOSAssertBody: Decodable {
     let key_id: String
-    let assertion: String
+    let assertion: String?
     let challenge: String
 }
 
 /// `POST /v1/attest/android`: `integrity_token` (compact JWS/JWE, ≤ 16 KiB), `challenge`
 /// (base64url, 32 bytes), `install_id` (lowercase UUID), `package_name` (optional unless several
-/// packages are configured).
+/// packages are configured). Without `integrity_token` (absent or null): no proof, as above.
 struct AndroidAttestBody: Decodable {
-    let integrity_token: String
+    let integrity_token: String?
     let challenge: String
     let install_id: String
     let package_name: String?

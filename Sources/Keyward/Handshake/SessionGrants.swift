@@ -5,6 +5,9 @@ struct SessionGrants: Sendable {
     /// The signer in force (swapped on SIGHUP).
     let keys: SessionKeysInForce
     let time: any TimeSource
+    /// Forgotten for the device of every grant, so the new session's first proxied call reads the
+    /// device as this handshake left it (attested or not, its tier) instead of an older answer.
+    let deviceStatus: DeviceStatusCache?
 
     /// Signs a session for `deviceID` and renders `{"token": "<JWT>", "expires_at": <unix seconds>}`
     /// (README, "API"), followed by `extraFields` (JSON members without braces) when not empty.
@@ -17,6 +20,7 @@ struct SessionGrants: Sendable {
         } catch {
             throw APIError(.internalError, reason: "session_sign_failed")
         }
+        deviceStatus?.forget(deviceID)
         record.update {
             $0.deviceID = deviceID
             $0.platform = platform

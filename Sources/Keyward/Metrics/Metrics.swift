@@ -22,6 +22,7 @@ public final class Metrics: Sendable {
         ("keyward_play_integrity_decodes_total", "Standard-mode Android handshakes at the decode step, by outcome (ok, refused_by_policy, google_error, budget_refused)."),
         ("keyward_install_credential_refreshes_total", "Android install credentials presented at /v1/refresh, by outcome (rotated, retried or reason slug)."),
         ("keyward_config_reloads_total", "SIGHUP reloads, by outcome (ok or refused)."),
+        ("keyward_gate_would_block_total", "Handshakes the gate admitted that [gate] mode = \"enforce\" would have refused, by route and reason slug."),
     ]
 
     /// Upper bounds of the upstream latency buckets, in seconds (time to response headers).
@@ -51,6 +52,9 @@ public final class Metrics: Sendable {
     /// Unix seconds of the last reload that took effect; 0 before the first.
     private let lastReloadSuccessSeconds = Atomic<Int64>(0)
 
+    /// `[gate] mode` in force, for the `keyward_gate_mode` gauge.
+    private let gateMode = Mutex("enforce")
+
     /// Empty counters and histogram; the open-streams gauge at 0.
     public init() {}
 
@@ -66,6 +70,9 @@ public final class Metrics: Sendable {
         let key = Metrics.labelText(labels)
         state.withLock { state in state.counters[name, default: [:]][key, default: 0] += amount }
     }
+
+    /// Sets the mode the `keyward_gate_mode{mode}` gauge shows as 1 (`enforce`, `monitor` or `off`).
+    public func setGateMode(_ mode: String) { gateMode.withLock { $0 = mode } }
 
     /// Sets the `keyward_app_credits_used` gauge: the app's credits used today as the last spend saw them.
     public func setAppCreditsUsed(_ used: Int) { appCreditsUsed.store(used, ordering: .relaxed) }
@@ -163,6 +170,8 @@ public final class Metrics: Sendable {
         out += "# HELP keyward_config_last_reload_success_timestamp_seconds When the last reload took effect (Unix seconds; 0: none yet).\n"
         out += "# TYPE keyward_config_last_reload_success_timestamp_seconds gauge\n"
         out += "keyward_config_last_reload_success_timestamp_seconds \(lastReloadSuccessSeconds.load(ordering: .relaxed))\n"
+        out += "# HELP keyward_gate_mode The [gate] mode in force (the series of that mode is 1).\n# TYPE keyward_gate_mode gauge\n"
+        out += "keyward_gate_mode\(Metrics.labelText(["mode": gateMode.withLock { $0 }])) 1\n"
         out += ProcessMetrics.render()
         return out
     }

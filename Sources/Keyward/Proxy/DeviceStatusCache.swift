@@ -1,6 +1,14 @@
 import Synchronization
 
-/// Remembers, per device, that the store said "registered and not revoked", its tier, and when.
+/// What the store said of an active device: its tier, and whether it is attested (false: admitted
+/// by the gate without a verified proof; a `require_attested` provider refuses it).
+struct DeviceStatus: Sendable, Equatable {
+    let tier: String
+    let attested: Bool
+}
+
+/// Remembers, per device, that the store said "registered and not revoked", its tier, whether it
+/// is attested, and when.
 ///
 /// Proxied requests would otherwise read the store once each; with this, a device costs one read
 /// per `ttlMillis`, which is also how long a revocation or a tier change can take to bite (it must
@@ -9,7 +17,7 @@ import Synchronization
 final class DeviceStatusCache: Sendable {
     private let ttlMillis: Int64
     private let capacity: Int
-    private let checkedAt = Mutex<[String: (at: Int64, tier: String)]>([:])
+    private let checkedAt = Mutex<[String: (at: Int64, status: DeviceStatus)]>([:])
 
     init(ttlMillis: Int64, capacity: Int) {
         self.ttlMillis = ttlMillis
@@ -20,18 +28,21 @@ final class DeviceStatusCache: Sendable {
     func isFresh(_ deviceID: String, nowMillis: Int64) -> Bool { freshTier(deviceID, nowMillis: nowMillis) != nil }
 
     /// The tier remembered for `deviceID` if it was confirmed active less than `ttlMillis` before `nowMillis`, else nil.
-    func freshTier(_ deviceID: String, nowMillis: Int64) -> String? {
+    func freshTier(_ deviceID: String, nowMillis: Int64) -> String? { freshStatus(deviceID, nowMillis: nowMillis)?.tier }
+
+    /// The status remembered for `deviceID` if it was confirmed active less than `ttlMillis` before `nowMillis`, else nil.
+    func freshStatus(_ deviceID: String, nowMillis: Int64) -> DeviceStatus? {
         checkedAt.withLock { table in
             guard let entry = table[deviceID], nowMillis - entry.at < ttlMillis, nowMillis >= entry.at else { return nil }
-            return entry.tier
+            return entry.status
         }
     }
 
-    /// Records that the store confirmed `deviceID` active, in `tier`, at `nowMillis`.
-    func confirm(_ deviceID: String, tier: String = "free", nowMillis: Int64) {
+    /// Records that the store confirmed `deviceID` active, in `tier`, attested or not, at `nowMillis`.
+    func confirm(_ deviceID: String, tier: String = "free", attested: Bool = true, nowMillis: Int64) {
         checkedAt.withLock { table in
             if table.count >= capacity { table.removeAll(keepingCapacity: true) }
-            table[deviceID] = (nowMillis, tier)
+            table[deviceID] = (nowMillis, DeviceStatus(tier: tier, attested: attested))
         }
     }
 

@@ -11,7 +11,7 @@ import Upstream
 /// | phase | unit | job |
 /// |---|---|---|
 /// | route | ``ProxyRoute`` | the provider the path names, from the registry in force |
-/// | authenticate | ``SessionAuthenticator`` | the bearer session; its device not revoked (store executor unless cached) |
+/// | authenticate | ``SessionAuthenticator`` | the bearer session; its device not revoked (store executor unless cached); attested where the provider has `require_attested` |
 /// | authorize | ``ProxyAuthorizer`` | canonical path, allowlist, body rule; the assertion (store executor) |
 /// | limit | ``limitRate(_:deviceID:writer:record:then:)`` | the per-device windows, durable before the request goes on |
 /// | spend | ``CreditGate`` | the call's credits against the device's and the app's daily budgets (store executor) |
@@ -94,19 +94,23 @@ final class ProxyPipeline: Sendable {
                         record: record, then: forward)
                 }
             }
-            let cachedTier = authenticator.cachedTier(claims)
-            if let cachedTier, !provider.requireAssertion { return limitThenForward(cachedTier) }
+            let cached = authenticator.cachedStatus(claims)
+            if let cached, !provider.requireAssertion {
+                try Self.requireAttested(provider, cached)
+                return limitThenForward(cached.tier)
+            }
             let (authenticator, authorizer) = (self.authenticator, self.authorizer)
             asyncStore.run(provider.requireAssertion ? "request_assertion" : "device_read", { _ in
                 do throws(APIError) {
-                    var tier = cachedTier ?? DeviceRecord.defaultTier
-                    if cachedTier == nil { tier = try authenticator.confirmDevice(claims, record: record) }
+                    var status = cached ?? DeviceStatus(tier: DeviceRecord.defaultTier, attested: true)
+                    if cached == nil { status = try authenticator.confirmDeviceStatus(claims, record: record) }
+                    try Self.requireAttested(provider, status)
                     // Verified before a rate unit is spent: a request failing any check must not
                     // spend one, or junk assertions on a copied token could lock its device out.
                     if provider.requireAssertion {
                         try authorizer.checkRequestAssertion(head, body: body, claims: claims, record: record)
                     }
-                    return Result<String, APIError>.success(tier)
+                    return Result<String, APIError>.success(status.tier)
                 } catch {
                     return .failure(error)
                 }
@@ -120,6 +124,13 @@ final class ProxyPipeline: Sendable {
         } catch {
             finisher.respondError(writer, record, error)
         }
+    }
+
+    /// A provider with `require_attested = true` serves attested devices only, in every gate mode.
+    /// - Throws: 403 `attestation_required` for a device the gate admitted without a verified proof.
+    static func requireAttested(_ provider: Provider, _ status: DeviceStatus) throws(APIError) {
+        guard provider.requireAttested, !status.attested else { return }
+        throw APIError(.attestationRequired, reason: "device_unattested")
     }
 
     /// The limit phase: the provider's per-device windows, exact over trailing windows

@@ -44,13 +44,22 @@ struct SessionAuthenticator: Sendable {
     /// ``confirmDevice(_:record:)`` must run first.
     func cachedTier(_ claims: SessionClaims) -> String? { deviceStatus.freshTier(claims.sub, nowMillis: time.nowMillis()) }
 
-    /// Reads the session's device from the store (blocking: call it on the store executor) and
-    /// remembers it as active, with its tier.
-    /// - Returns: the device's tier.
-    /// - Throws: `session_invalid` (`device_unknown`, `device_revoked`); `unavailable` when the
-    ///   store cannot answer.
+    /// The device's status (tier, attested) as last read from the store, if that read is still
+    /// fresh; nil means ``confirmDeviceStatus(_:record:)`` must run first.
+    func cachedStatus(_ claims: SessionClaims) -> DeviceStatus? { deviceStatus.freshStatus(claims.sub, nowMillis: time.nowMillis()) }
+
+    /// ``confirmDeviceStatus(_:record:)``'s tier.
     @discardableResult
     func confirmDevice(_ claims: SessionClaims, record: RequestRecord) throws(APIError) -> String {
+        try confirmDeviceStatus(claims, record: record).tier
+    }
+
+    /// Reads the session's device from the store (blocking: call it on the store executor) and
+    /// remembers it as active, with its tier and attested flag.
+    /// - Returns: the device's tier and whether it is attested.
+    /// - Throws: `session_invalid` (`device_unknown`, `device_revoked`); `unavailable` when the
+    ///   store cannot answer.
+    func confirmDeviceStatus(_ claims: SessionClaims, record: RequestRecord) throws(APIError) -> DeviceStatus {
         let device: DeviceRecord?
         do { device = try store.device(id: claims.sub) } catch { throw StoreFailure.apiError("device_read", error, record: record) }
         guard let device, !device.revoked else {
@@ -61,7 +70,7 @@ struct SessionAuthenticator: Sendable {
         // "Last seen" follows proxied calls too, at most one write per device per minute (this read
         // itself happens at most once per device-status interval).
         if now - device.lastSeenAt >= 60 { _ = try? store.markSeen(deviceID: claims.sub, now: now) }
-        deviceStatus.confirm(claims.sub, tier: device.tier, nowMillis: time.nowMillis())
-        return device.tier
+        deviceStatus.confirm(claims.sub, tier: device.tier, attested: device.attested, nowMillis: time.nowMillis())
+        return DeviceStatus(tier: device.tier, attested: device.attested)
     }
 }

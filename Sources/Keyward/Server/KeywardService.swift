@@ -77,7 +77,12 @@ public final class KeywardService: Sendable {
             store: store, time: time, length: settings.challengeLength, ttlSeconds: settings.challengeTTLSeconds)
         let keysInForce = try SessionKeysInForce(sessionKeys, issuer: settings.issuer, ttlSeconds: settings.sessionTTLSeconds)
         sessionKeysInForce = keysInForce
-        let grants = SessionGrants(keys: keysInForce, time: time)
+        let deviceStatus = DeviceStatusCache(ttlMillis: settings.revocationCheckSeconds * 1000, capacity: 100_000)
+        let grants = SessionGrants(keys: keysInForce, time: time, deviceStatus: deviceStatus)
+        metrics.setGateMode(settings.gateMode.rawValue)
+        // The words `check-config` prints, logged once at start: a gate left open is never silent.
+        if let warning = settings.gateMode.warning { logger.info("gate_not_enforcing", warning) }
+        let gate = ProofGate(mode: settings.gateMode, logger: logger, metrics: metrics)
         // DeviceCheck calls wait on Apple: they run here, never on a shard's loop.
         let deviceCheckWork = deviceCheck.map { _ in
             BlockingExecutor(name: "kw-devicecheck", threads: HandshakeRoutes.androidThreads, queueLimit: HandshakeRoutes.androidQueueLimit)
@@ -99,8 +104,8 @@ public final class KeywardService: Sendable {
                 verifier: attestation, store: store, time: time,
                 deviceCheck: deviceCheck.map {
                     DeviceCheckGate(client: $0, onFlagged: $0.settings.onFlagged, flaggedTier: $0.settings.flaggedTier, time: time)
-                })
-            iosAssert = IOSAssertHandshake(assertions: deviceAssertions)
+                }, gate: gate)
+            iosAssert = IOSAssertHandshake(assertions: deviceAssertions, gate: gate)
             assertions = deviceAssertions
         }
         let credentials = android.map {
@@ -113,7 +118,7 @@ public final class KeywardService: Sendable {
             appKeyLimiter: ClientRateLimiter(ratePerSecond: settings.appKeyRatePerSecond, burst: settings.appKeyBurst),
             time: time, finisher: finisher, store: asyncStore, iosAttest: iosAttest, iosAssert: iosAssert,
             android: android.flatMap { android in
-                credentials.map { AndroidAttestHandshake(attestation: android.attestation, store: store, time: time, credentials: $0) }
+                credentials.map { AndroidAttestHandshake(attestation: android.attestation, store: store, time: time, credentials: $0, gate: gate) }
             },
             refresh: credentials.map { AndroidRefresh(credentials: $0) },
             blockingWork: android == nil
@@ -122,7 +127,7 @@ public final class KeywardService: Sendable {
             deviceCheckWork: deviceCheckWork)
         let authenticator = SessionAuthenticator(
             keys: keysInForce,
-            deviceStatus: DeviceStatusCache(ttlMillis: settings.revocationCheckSeconds * 1000, capacity: 100_000),
+            deviceStatus: deviceStatus,
             store: store, time: time)
         let authorizer = ProxyAuthorizer(
             store: store, time: time, assertions: assertions, timestampSkewSeconds: settings.assertionTimestampSkewSeconds,

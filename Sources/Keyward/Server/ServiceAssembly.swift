@@ -31,6 +31,7 @@ public enum ServiceAssembly {
         settings.handshakeRatePerSecond = Double(configuration.handshakePerIPPerMinute) / 60
         settings.handshakeBurst = configuration.handshakePerIPBurst
         settings.spend = configuration.spend
+        settings.gateMode = configuration.gateMode
         settings.appKeyRatePerSecond = Double(configuration.handshakePerAppKeyPerMinute) / 60
         settings.appKeyBurst = configuration.handshakePerAppKeyBurst
         settings.trustedProxies = configuration.trustedProxies

@@ -39,6 +39,9 @@ public struct ServiceSettings: Sendable {
     public var revocationCheckSeconds: Int64 = 30
     /// Per-request assertion timestamps must be within this many seconds of now.
     public var assertionTimestampSkewSeconds: Int64 = 60
+    /// `[gate] mode`: whether handshakes whose proof fails (or, under `off`, is missing) still get
+    /// sessions for unattested devices.
+    public var gateMode = GateMode.enforce
 
     /// The defaults above, with App Attest per `apple` (nil: iOS off).
     public init(apple: AppleSettings? = nil) {

@@ -11,6 +11,7 @@ struct DecodedProviderTable: Decodable {
     var rateLimit: RateLimitTable?
     var maxBodyBytes: Int?
     var requireAssertion: Bool?
+    var requireAttested: Bool?
     var connectTimeoutMs: Int?
     var idleTimeoutMs: Int?
     var allowHTTPLoopback: Bool?
@@ -25,6 +26,7 @@ struct DecodedProviderTable: Decodable {
         case rateLimit = "rate_limit"
         case maxBodyBytes = "max_body_bytes"
         case requireAssertion = "require_assertion"
+        case requireAttested = "require_attested"
         case connectTimeoutMs = "connect_timeout_ms"
         case idleTimeoutMs = "idle_timeout_ms"
         case allowHTTPLoopback = "allow_http_loopback"

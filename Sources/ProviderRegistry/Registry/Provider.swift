@@ -20,6 +20,9 @@ public struct Provider: Sendable, Equatable {
     public let maxBodyBytes: Int
     /// iOS sessions must sign each request (a per-request App Attest assertion); Android sessions are refused.
     public let requireAssertion: Bool
+    /// Only sessions of attested devices may call (`require_attested`): a device admitted without a
+    /// verified proof by the gate's `monitor` or `off` mode is refused with 403 `attestation_required`.
+    public let requireAttested: Bool
     /// TCP + TLS connect timeout, milliseconds.
     public let connectTimeoutMs: Int
     /// Longest silence between bytes from the upstream, milliseconds.
@@ -36,8 +39,9 @@ public struct Provider: Sendable, Equatable {
     init(
         name: String, origin: UpstreamOrigin, secretName: String, auth: ProviderAuth, extraHeaders: [HTTPField],
         allow: [AllowRule], rateLimit: RateLimit, maxBodyBytes: Int, requireAssertion: Bool,
-        connectTimeoutMs: Int, idleTimeoutMs: Int, maxUpstreamConnections: Int? = nil
+        connectTimeoutMs: Int, idleTimeoutMs: Int, maxUpstreamConnections: Int? = nil, requireAttested: Bool = false
     ) {
+        self.requireAttested = requireAttested
         self.name = name
         self.origin = origin
         self.secretName = secretName

@@ -96,7 +96,8 @@ struct ProviderValidator {
             name: name, origin: origin, secretName: table.secret, auth: auth, extraHeaders: extraHeaders,
             allow: rules, rateLimit: RateLimit(perMinute: limits?.perMinute, perDay: limits?.perDay),
             maxBodyBytes: maxBody, requireAssertion: table.requireAssertion ?? false,
-            connectTimeoutMs: connect, idleTimeoutMs: idle, maxUpstreamConnections: table.maxUpstreamConnections
+            connectTimeoutMs: connect, idleTimeoutMs: idle, maxUpstreamConnections: table.maxUpstreamConnections,
+            requireAttested: table.requireAttested ?? false
         )
     }
 

@@ -36,19 +36,27 @@ public struct DeviceRecord: Sendable, Equatable {
     public var flagged: Bool
     /// The spend-control tier (`[tiers.NAME]` in keyward.toml), `free` unless the operator set one.
     public var tier: String
+    /// False for a device admitted without a verified proof (the gate in `monitor` or `off` mode);
+    /// true for every device whose attestation verified.
+    public var attested: Bool
+    /// Why the device is unattested: the reason slug enforce would have refused its proof with
+    /// (`proof_missing` when none came); nil while attested.
+    public var unattestedReason: String?
 
     /// The platforms the schema accepts.
     public static let platforms: Set<String> = ["ios", "android"]
     /// Longest accepted id (a hex SHA-256 is 64; room for other schemes without unbounded keys).
     public static let maxIDLength = 128
 
-    /// A record as stored; `revoked`, `revokedAt`, `receipt` and `appID` default to a fresh, unrevoked device without receipt; `tier` to `free`.
+    /// A record as stored; `revoked`, `revokedAt`, `receipt` and `appID` default to a fresh, unrevoked device without receipt; `tier` to `free`; `attested` to true.
     public init(
         id: String, platform: String, publicKey: [UInt8], counter: UInt32, environment: String,
         createdAt: Int64, lastSeenAt: Int64, revoked: Bool = false, revokedAt: Int64? = nil, receipt: [UInt8] = [], appID: String = "",
         deviceCheckToken: [UInt8] = [], flagged: Bool = false,
-        tier: String = DeviceRecord.defaultTier
+        tier: String = DeviceRecord.defaultTier, attested: Bool = true, unattestedReason: String? = nil
     ) {
+        self.attested = attested
+        self.unattestedReason = unattestedReason
         self.id = id
         self.platform = platform
         self.publicKey = publicKey
@@ -67,6 +75,14 @@ public struct DeviceRecord: Sendable, Equatable {
 
     /// The tier of a device nobody put in another.
     public static let defaultTier = "free"
+    /// The tier of a device admitted without a verified proof (unless the operator set another).
+    public static let unattestedTier = "unattested"
+
+    /// Whether `reason` can be an unattested reason: 1-64 bytes of `a-z`, `0-9`, `_`.
+    public static func isValidReason(_ reason: String) -> Bool {
+        !reason.isEmpty && reason.utf8.count <= 64
+            && reason.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F }
+    }
 
     /// Whether `name` can be a tier: 1-64 bytes of `a-z`, `0-9`, `_`, `-`.
     public static func isValidTier(_ name: String) -> Bool {
@@ -79,6 +95,10 @@ public struct DeviceRecord: Sendable, Equatable {
         guard DeviceRecord.platforms.contains(platform) else { throw .invalid("device_platform") }
         guard !id.isEmpty, id.utf8.count <= DeviceRecord.maxIDLength else { throw .invalid("device_id") }
         guard DeviceRecord.isValidTier(tier) else { throw .invalid("device_tier") }
+        // An attested device has no reason; an unattested one always has one.
+        if attested { guard unattestedReason == nil else { throw .invalid("unattested_reason") } } else {
+            guard let unattestedReason, DeviceRecord.isValidReason(unattestedReason) else { throw .invalid("unattested_reason") }
+        }
     }
 }
 

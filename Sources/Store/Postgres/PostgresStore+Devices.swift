@@ -1,6 +1,6 @@
 extension PostgresStore {
     private static let deviceColumns = """
-        id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, revoked_at, receipt, app_id, device_check_token, flagged, tier
+        id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, revoked_at, receipt, app_id, device_check_token, flagged, tier, attested, unattested_reason
         """
 
     public func device(id: String) throws(StoreError) -> DeviceRecord? {
@@ -12,13 +12,14 @@ extension PostgresStore {
         return try pool.withConnection { connection throws(StoreError) in
             let inserted = try connection.query("""
                 INSERT INTO devices (\(Self.deviceColumns))
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, NULLIF($16, ''))
                 ON CONFLICT (id) DO NOTHING
                 """, [
                     .text(record.id), .text(record.platform), .bytes(record.publicKey), .int64(Int64(record.counter)),
                     .text(record.environment), .int64(record.createdAt), .int64(record.lastSeenAt),
                     .bool(record.revoked), .int64(record.revokedAt), .bytes(record.receipt), .text(record.appID),
                     .bytes(record.deviceCheckToken), .bool(record.flagged), .text(record.tier),
+                    .bool(record.attested), .text(record.unattestedReason ?? ""),
                 ]).affectedRows == 1
             if inserted { return .inserted }
             // ON CONFLICT waited for any concurrent inserter to commit, and devices are never deleted.
@@ -26,6 +27,57 @@ extension PostgresStore {
                 throw StoreError(.unavailable, "device_vanished", detail: "insert conflicted but no row found")
             }
             return .existing(existing)
+        }
+    }
+
+    public func promoteDevice(_ record: DeviceRecord, now: Int64) throws(StoreError) -> Bool {
+        try record.validate()
+        return try pool.withConnection { connection throws(StoreError) in
+            try connection.query("""
+                UPDATE devices
+                SET public_key = $2, counter = GREATEST(counter, $3), environment = $4, receipt = $5, app_id = $6, device_check_token = $7,
+                    flagged = $8, attested = TRUE, unattested_reason = NULL, last_seen_at = $9,
+                    tier = CASE WHEN tier = 'unattested' THEN $10 ELSE tier END
+                WHERE id = $1 AND NOT attested AND NOT revoked
+                """, [
+                    .text(record.id), .bytes(record.publicKey), .int64(Int64(record.counter)), .text(record.environment),
+                    .bytes(record.receipt), .text(record.appID), .bytes(record.deviceCheckToken), .bool(record.flagged),
+                    .int64(now), .text(record.tier),
+                ]).affectedRows == 1
+        }
+    }
+
+    @discardableResult
+    public func demoteDevice(deviceID: String, reason: String, now: Int64) throws(StoreError) -> Bool {
+        guard DeviceRecord.isValidReason(reason) else { throw .invalid("unattested_reason") }
+        return try pool.withConnection { connection throws(StoreError) in
+            try connection.query("""
+                UPDATE devices
+                SET attested = FALSE, unattested_reason = $2, last_seen_at = $3,
+                    tier = CASE WHEN tier = 'free' THEN 'unattested' ELSE tier END
+                WHERE id = $1 AND NOT revoked
+                """, [.text(deviceID), .text(reason), .int64(now)]).affectedRows == 1
+        }
+    }
+
+    public func countUnattested() throws(StoreError) -> Int {
+        try pool.withConnection { connection throws(StoreError) in
+            Int(try connection.query("SELECT count(*) FROM devices WHERE NOT attested AND NOT revoked").int64(0, 0))
+        }
+    }
+
+    @discardableResult
+    public func revokeUnattested(now: Int64) throws(StoreError) -> Int {
+        try pool.withConnection { connection throws(StoreError) in
+            // One statement: the devices and their install credentials are revoked together.
+            Int(try connection.query("""
+                WITH gone AS (
+                    UPDATE devices SET revoked = TRUE, revoked_at = $1 WHERE NOT attested AND NOT revoked RETURNING id
+                ), credentials AS (
+                    UPDATE install_credentials SET revoked = TRUE WHERE device_id IN (SELECT id FROM gone)
+                )
+                SELECT count(*) FROM gone
+                """, [.int64(now)]).int64(0, 0))
         }
     }
 
@@ -97,7 +149,8 @@ extension PostgresStore {
             environment: rows.text(row, 4), createdAt: try rows.int64(row, 5), lastSeenAt: try rows.int64(row, 6),
             revoked: rows.bool(row, 7), revokedAt: try rows.optionalInt64(row, 8), receipt: rows.bytes(row, 9),
             appID: rows.text(row, 10), deviceCheckToken: rows.bytes(row, 11), flagged: rows.bool(row, 12),
-            tier: rows.text(row, 13)
+            tier: rows.text(row, 13), attested: rows.bool(row, 14),
+            unattestedReason: rows.bool(row, 14) ? nil : rows.text(row, 15)
         )
     }
 }

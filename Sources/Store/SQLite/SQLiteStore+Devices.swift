@@ -1,6 +1,6 @@
 extension SQLiteStore {
     private static let deviceColumns = """
-        id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, revoked_at, receipt, app_id, device_check_token, flagged, tier
+        id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, revoked_at, receipt, app_id, device_check_token, flagged, tier, attested, unattested_reason
         """
 
     public func device(id: String) throws(StoreError) -> DeviceRecord? {
@@ -12,7 +12,7 @@ extension SQLiteStore {
         return try pool.withConnection { connection throws(StoreError) in
             try connection.with("""
                 INSERT INTO devices (\(Self.deviceColumns))
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, NULLIF(?16, ''))
                 ON CONFLICT (id) DO NOTHING
                 """) { statement throws(StoreError) in
                 try statement.bind(1, record.id)
@@ -29,6 +29,8 @@ extension SQLiteStore {
                 try statement.bind(12, record.deviceCheckToken)
                 try statement.bind(13, record.flagged ? 1 : 0)
                 try statement.bind(14, record.tier)
+                try statement.bind(15, record.attested ? 1 : 0)
+                try statement.bind(16, record.unattestedReason ?? "")
                 try statement.run()
             }
             if connection.changes == 1 { return .inserted }
@@ -37,6 +39,77 @@ extension SQLiteStore {
                 throw StoreError(.unavailable, "device_vanished", detail: "insert conflicted but no row found")
             }
             return .existing(existing)
+        }
+    }
+
+    public func promoteDevice(_ record: DeviceRecord, now: Int64) throws(StoreError) -> Bool {
+        try record.validate()
+        return try pool.withConnection { connection throws(StoreError) in
+            try connection.with("""
+                UPDATE devices
+                SET public_key = ?2, counter = MAX(counter, ?3), environment = ?4, receipt = ?5, app_id = ?6, device_check_token = ?7,
+                    flagged = ?8, attested = 1, unattested_reason = NULL, last_seen_at = ?9,
+                    tier = CASE WHEN tier = 'unattested' THEN ?10 ELSE tier END
+                WHERE id = ?1 AND attested = 0 AND revoked = 0
+                """) { statement throws(StoreError) in
+                try statement.bind(1, record.id)
+                try statement.bind(2, record.publicKey)
+                try statement.bind(3, Int64(record.counter))
+                try statement.bind(4, record.environment)
+                try statement.bind(5, record.receipt)
+                try statement.bind(6, record.appID)
+                try statement.bind(7, record.deviceCheckToken)
+                try statement.bind(8, record.flagged ? 1 : 0)
+                try statement.bind(9, now)
+                try statement.bind(10, record.tier)
+                try statement.run()
+            }
+            return connection.changes == 1
+        }
+    }
+
+    @discardableResult
+    public func demoteDevice(deviceID: String, reason: String, now: Int64) throws(StoreError) -> Bool {
+        guard DeviceRecord.isValidReason(reason) else { throw .invalid("unattested_reason") }
+        return try pool.withConnection { connection throws(StoreError) in
+            try connection.with("""
+                UPDATE devices
+                SET attested = 0, unattested_reason = ?2, last_seen_at = ?3,
+                    tier = CASE WHEN tier = 'free' THEN 'unattested' ELSE tier END
+                WHERE id = ?1 AND revoked = 0
+                """) { statement throws(StoreError) in
+                try statement.bind(1, deviceID)
+                try statement.bind(2, reason)
+                try statement.bind(3, now)
+                try statement.run()
+            }
+            return connection.changes == 1
+        }
+    }
+
+    public func countUnattested() throws(StoreError) -> Int {
+        try pool.withConnection { connection throws(StoreError) in
+            try connection.with("SELECT count(*) FROM devices WHERE attested = 0 AND revoked = 0") { statement throws(StoreError) in
+                try statement.step() ? Int(statement.int64(0)) : 0
+            }
+        }
+    }
+
+    @discardableResult
+    public func revokeUnattested(now: Int64) throws(StoreError) -> Int {
+        try pool.withConnection { connection throws(StoreError) in
+            // One transaction: the devices and their install credentials are revoked together.
+            try connection.immediateTransaction { () throws(StoreError) -> Int in
+                try connection.with("""
+                    UPDATE install_credentials SET revoked = 1
+                    WHERE device_id IN (SELECT id FROM devices WHERE attested = 0 AND revoked = 0)
+                    """) { statement throws(StoreError) in try statement.run() }
+                try connection.with("UPDATE devices SET revoked = 1, revoked_at = ?1 WHERE attested = 0 AND revoked = 0") { statement throws(StoreError) in
+                    try statement.bind(1, now)
+                    try statement.run()
+                }
+                return Int(connection.changes)
+            }
         }
     }
 
@@ -132,7 +205,8 @@ extension SQLiteStore {
             environment: row.text(4), createdAt: row.int64(5), lastSeenAt: row.int64(6),
             revoked: row.int64(7) != 0, revokedAt: row.optionalInt64(8), receipt: row.bytes(9),
             appID: row.text(10), deviceCheckToken: row.bytes(11), flagged: row.int64(12) != 0,
-            tier: row.text(13)
+            tier: row.text(13), attested: row.int64(14) != 0,
+            unattestedReason: row.int64(14) != 0 ? nil : row.text(15)
         )
     }
 }

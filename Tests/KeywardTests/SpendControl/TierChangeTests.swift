@@ -105,7 +105,7 @@ final class TierChangeTests: XCTestCase {
         let ranked = try KeywardBinary.run(["devices", "usage", "--config", config, "--day", "2030-03-17", "--json"])
         XCTAssertEqual(ranked.status, 0, ranked.stderr)
         XCTAssertEqual(ranked.stdout.trimmingCharacters(in: .whitespacesAndNewlines),
-                       "{\"day\":\"2030-03-17\",\"app_credits\":1,\"devices\":[{\"device\":\"\(id)\",\"credits\":2,\"tier\":\"pro\"}]}")
+                       "{\"day\":\"2030-03-17\",\"app_credits\":1,\"devices\":[{\"device\":\"\(id)\",\"credits\":2,\"tier\":\"pro\",\"attested\":true}]}")
         let table = try KeywardBinary.run(["devices", "usage", "--config", config, "--day", "2030-03-17", "--top", "5"])
         XCTAssertTrue(table.stdout.contains("2        pro           \(id)"), table.stdout)
         XCTAssertEqual(try KeywardBinary.run(["devices", "usage", "--config", config, "--top", "0"]).status, 2)

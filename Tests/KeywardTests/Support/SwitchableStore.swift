@@ -30,6 +30,14 @@ final class SwitchableStore: Store {
     func registerDevice(_ record: DeviceRecord) throws(StoreError) -> RegisterOutcome {
         try check(); return try inner.registerDevice(record)
     }
+    func promoteDevice(_ record: DeviceRecord, now: Int64) throws(StoreError) -> Bool {
+        try check(); return try inner.promoteDevice(record, now: now)
+    }
+    func demoteDevice(deviceID: String, reason: String, now: Int64) throws(StoreError) -> Bool {
+        try check(); return try inner.demoteDevice(deviceID: deviceID, reason: reason, now: now)
+    }
+    func countUnattested() throws(StoreError) -> Int { try check(); return try inner.countUnattested() }
+    func revokeUnattested(now: Int64) throws(StoreError) -> Int { try check(); return try inner.revokeUnattested(now: now) }
     func advanceCounter(deviceID: String, publicKey: [UInt8], to newCounter: UInt32, now: Int64) throws(StoreError) -> Bool {
         try check(); return try inner.advanceCounter(deviceID: deviceID, publicKey: publicKey, to: newCounter, now: now)
     }
