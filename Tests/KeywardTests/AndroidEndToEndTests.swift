@@ -59,9 +59,11 @@ final class AndroidEndToEndTests: XCTestCase {
         ///   - adjust: changes to the `[android]` settings (budgets, credential lifetime).
         ///   - storeURL: the store to use; a fresh SQLite file in the harness's folder when nil.
         ///   - google: a fake Google already listening (several instances sharing one Google); a new one when nil.
+        ///   - gateMode: `[gate] mode`.
         init(mode: IntegrityMode, account: SimulatedServiceAccount, budget: Int = 30,
              adjust: (inout AndroidSettings) -> Void = { _ in }, storeURL: String? = nil,
-             google shared: (fake: FakeGooglePlayIntegrity, server: HTTPServer, base: String)? = nil) throws {
+             google shared: (fake: FakeGooglePlayIntegrity, server: HTTPServer, base: String)? = nil,
+             gateMode: GateMode = .enforce) throws {
             time = ManualTimeSource(millis: SystemTimeSource().nowMillis())
             directory = FileManager.default.temporaryDirectory.path + "/keyward-android-" + Hex.encode(SecureRandom.bytes(6))
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -105,6 +107,7 @@ final class AndroidEndToEndTests: XCTestCase {
             var serviceSettings = ServiceSettings()
             serviceSettings.handshakeBurst = 10_000
             serviceSettings.handshakeRatePerSecond = 10_000
+            serviceSettings.gateMode = gateMode
             logSink = MemoryLogSink()
             let service = try KeywardService(
                 settings: serviceSettings, store: store, sessionKeys: sessionKeys, providers: table, upstream: upstream, time: time,

@@ -48,6 +48,9 @@ final class PostgresStoreTests: XCTestCase {
     func testCreditReleasesGiveBackAndTheWarningStaysOnce() throws { try CreditsConformance.releasesGiveBackAndTheWarningStaysOnce(harness()) }
     func testTwoInstancesShareOneExactAppBudget() throws { try CreditsConformance.twoInstancesShareOneExactAppBudget(harness()) }
     func testTierIsStoredWithTheDevice() throws { try CreditsConformance.tierIsStoredWithTheDevice(harness()) }
+    func testUnattestedDevicesRoundTripAndAreValidated() throws { try GateConformance.unattestedDevicesRoundTripAndAreValidated(harness()) }
+    func testPromotionAndDemotionMoveOnlyTheDefaultTiers() throws { try GateConformance.promotionAndDemotionMoveOnlyTheDefaultTiers(harness()) }
+    func testRevokeUnattestedRevokesExactlyThemAndTheirCredentials() throws { try GateConformance.revokeUnattestedRevokesExactlyThemAndTheirCredentials(harness()) }
     func testChallengeIsSpentExactlyOnce() throws { try StoreConformance.challengeIsSpentExactlyOnce(harness()) }
     func testSpentChallengeCannotBePutAgain() throws { try StoreConformance.spentChallengeCannotBePutAgain(harness()) }
     func testExpiredChallengeIsRefused() throws { try StoreConformance.expiredChallengeIsRefused(harness()) }
@@ -83,6 +86,25 @@ final class PostgresStoreTests: XCTestCase {
         let rows = try connection.query("SELECT version, name FROM schema_migrations ORDER BY version")
         XCTAssertEqual(try (0..<rows.rowCount).map { "\(try rows.int64($0, 0)) \(rows.text($0, 1))" },
                        PostgresMigrations.all.map { "\($0.version) \($0.name)" })
+    }
+
+    func testADeviceFromSchemaFourSurvivesTheGateMigrationAttested() throws {
+        let harness = try harness()
+        // A database as a Keyward of schema 4 left it, with one device.
+        let connection = try PGConnection(url: harness.url, connectTimeoutSeconds: 5)
+        try PostgresMigrator.migrate(connection, PostgresMigrations.all.filter { $0.version <= 4 })
+        _ = try connection.execute("""
+            INSERT INTO devices (id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, receipt, tier)
+            VALUES ('ab01', 'ios', '\\x04', 7, 'production', 1, 2, FALSE, '\\x', 'pro')
+            """)
+        let store = try harness.open()
+        let device = try XCTUnwrap(try store.device(id: "ab01"))
+        XCTAssertTrue(device.attested, "every device stored before the gate was verified")
+        XCTAssertNil(device.unattestedReason)
+        XCTAssertEqual(device.tier, "pro")
+        XCTAssertEqual(device.counter, 7)
+        XCTAssertEqual(try store.countUnattested(), 0)
+        XCTAssertEqual(try store.demoteDevice(deviceID: "ab01", reason: "nonce_mismatch", now: 3), true, "the new columns take writes")
     }
 
     func testDatabaseFromANewerKeywardIsRefused() throws {

@@ -19,6 +19,9 @@ final class SQLiteStoreTests: XCTestCase {
     func testCreditReleasesGiveBackAndTheWarningStaysOnce() throws { try CreditsConformance.releasesGiveBackAndTheWarningStaysOnce(harness()) }
     func testTwoInstancesShareOneExactAppBudget() throws { try CreditsConformance.twoInstancesShareOneExactAppBudget(harness()) }
     func testTierIsStoredWithTheDevice() throws { try CreditsConformance.tierIsStoredWithTheDevice(harness()) }
+    func testUnattestedDevicesRoundTripAndAreValidated() throws { try GateConformance.unattestedDevicesRoundTripAndAreValidated(harness()) }
+    func testPromotionAndDemotionMoveOnlyTheDefaultTiers() throws { try GateConformance.promotionAndDemotionMoveOnlyTheDefaultTiers(harness()) }
+    func testRevokeUnattestedRevokesExactlyThemAndTheirCredentials() throws { try GateConformance.revokeUnattestedRevokesExactlyThemAndTheirCredentials(harness()) }
     func testChallengeIsSpentExactlyOnce() throws { try StoreConformance.challengeIsSpentExactlyOnce(harness()) }
     func testSpentChallengeCannotBePutAgain() throws { try StoreConformance.spentChallengeCannotBePutAgain(harness()) }
     func testExpiredChallengeIsRefused() throws { try StoreConformance.expiredChallengeIsRefused(harness()) }
@@ -77,6 +80,25 @@ final class SQLiteStoreTests: XCTestCase {
         XCTAssertEqual(device.appID, "", "no App ID: its assertions match any configured App ID")
         XCTAssertEqual(device.deviceCheckToken, [])
         XCTAssertFalse(device.flagged)
+    }
+
+    func testADeviceFromSchemaFourSurvivesTheGateMigrationAttested() throws {
+        let harness = try harness()
+        // A file as a Keyward of schema 4 left it, with one device.
+        let connection = try SQLiteConnection(path: harness.path, busyTimeoutMillis: 1_000)
+        try SQLiteMigrator.migrate(connection, SQLiteMigrations.all.filter { $0.version <= 4 })
+        try connection.execute("""
+            INSERT INTO devices (id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, receipt, tier)
+            VALUES ('ab01', 'ios', x'04', 7, 'production', 1, 2, 0, x'', 'pro')
+            """)
+        let store = try SQLiteStore(path: harness.path)
+        let device = try XCTUnwrap(try store.device(id: "ab01"))
+        XCTAssertTrue(device.attested, "every device stored before the gate was verified")
+        XCTAssertNil(device.unattestedReason)
+        XCTAssertEqual(device.tier, "pro")
+        XCTAssertEqual(device.counter, 7)
+        XCTAssertEqual(try store.countUnattested(), 0)
+        XCTAssertEqual(try store.demoteDevice(deviceID: "ab01", reason: "nonce_mismatch", now: 3), true, "the new columns take writes")
     }
 
     func testDatabaseFromANewerKeywardIsRefused() throws {
