@@ -109,6 +109,17 @@ final class GateModeTests: XCTestCase {
                 XCTAssertEqual(wouldBlock("attest_ios", "proof_missing"), 0)
             }
 
+            // The admin listener's /metrics shows the same figures.
+            let exposition = String(decoding: try DemoClient(baseURL: env.deployment.adminURL, client: env.deployment.upstream)
+                .call("GET", "/metrics").body, as: UTF8.self)
+            XCTAssertTrue(exposition.contains("keyward_gate_mode{mode=\"\(mode.rawValue)\"} 1"), exposition)
+            let series = "keyward_gate_would_block_total{route=\"attest_ios\",reason=\"nonce_mismatch\"}"
+            if mode == .enforce {
+                XCTAssertFalse(exposition.contains(series), exposition)
+            } else {
+                XCTAssertTrue(exposition.contains(series + " 1\n"), exposition)
+            }
+
             // A good attestation is attested in every mode.
             let good = try env.deployment.makeDevice()
             XCTAssertEqual(try env.attest(good).0, 200)
@@ -156,6 +167,34 @@ final class GateModeTests: XCTestCase {
         XCTAssertEqual(try env.assert(handle).0, 200)
         XCTAssertEqual(try env.deployment.store.device(id: id)?.attested, true)
         XCTAssertEqual(try env.deployment.store.device(id: id)?.tier, "free")
+    }
+
+    func testAssertionWithoutProofIsAdmittedOnlyWhenOff() throws {
+        for mode in [GateMode.monitor, .off] {
+            let clock = ManualTimeSource(seconds: 1_900_000_000)
+            try deploy(mode, clock: clock)
+            let device = try env.deployment.makeDevice()
+            XCTAssertEqual(try env.attest(device).0, 200)
+            let (response, json) = try env.client.postJSON(
+                "/v1/assert/ios", ["key_id": Base64.encode(device.keyID), "challenge": Base64.encodeURL(try env.challenge())])
+            let stored = try XCTUnwrap(try env.deployment.store.device(id: Hex.encode(device.keyID)))
+            if mode == .off {
+                XCTAssertEqual(response.status, 200, "\(json)")
+                XCTAssertFalse(stored.attested)
+                XCTAssertEqual(stored.unattestedReason, "proof_missing")
+                XCTAssertEqual(wouldBlock("assert_ios", "proof_missing"), 1)
+            } else {
+                XCTAssertEqual(response.status, 400)
+                XCTAssertEqual(json["error"] as? String, "bad_request")
+                XCTAssertTrue(stored.attested)
+                XCTAssertEqual(wouldBlock("assert_ios", "proof_missing"), 0)
+            }
+            // Unknown keys stay key_unknown in every mode: the gate admits proofs, not devices.
+            let (unknown, unknownJSON) = try env.client.postJSON(
+                "/v1/assert/ios", ["key_id": Base64.encode(try env.deployment.makeDevice().keyID), "challenge": Base64.encodeURL(try env.challenge())])
+            XCTAssertEqual(unknown.status, mode == .off ? 401 : 400)
+            XCTAssertEqual(unknownJSON["error"] as? String, mode == .off ? "key_unknown" : "bad_request")
+        }
     }
 
     func testAnOperatorSetTierSurvivesTheMoveToAttested() throws {
