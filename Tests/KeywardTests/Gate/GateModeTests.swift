@@ -60,6 +60,9 @@ final class GateModeTests: XCTestCase {
             let clock = ManualTimeSource(seconds: 1_900_000_000)
             try deploy(mode, clock: clock)
             XCTAssertTrue(metrics.render().contains("keyward_gate_mode{mode=\"\(mode.rawValue)\"} 1"), "\(mode)")
+            // The service logs check-config's warning once at start, unless it enforces.
+            XCTAssertEqual(env.logLines.filter { $0.contains("\"gate_not_enforcing\"") && $0.contains("[gate] mode = \\\"\(mode.rawValue)\\\"") }.count,
+                           mode == .enforce ? 0 : 1, env.logLines.joined(separator: "\n"))
 
             // A bad attestation.
             let bad = try env.deployment.makeDevice()
