@@ -6,7 +6,9 @@ import Sessions
 /// 1. `parse`: the JSON body and every field checked without I/O (`bad_request`);
 /// 2. spend the challenge the body names (`challenge_invalid`), before any cryptography, so a
 ///    challenge buys exactly one verification attempt;
-/// 3. `verify`: the platform's proof over that challenge (`attestation_invalid`, …);
+/// 3. `verify`: the platform's proof over that challenge (`attestation_invalid`, …); under
+///    `[gate] mode` `monitor` or `off` a failed (or, `off`, a missing) proof is admitted by
+///    ``ProofGate`` instead, and `register` records the device unattested;
 /// 4. `register`: the device recorded or moved forward in the store (`forbidden` when revoked);
 /// 5. grant a session for the device (``SessionGrants``), with what `grantExtras` adds (the
 ///    Android handshake's install credential).
