@@ -1,3 +1,5 @@
+import Store
+
 /// The gate of the handshakes (`[gate] mode`): what becomes of a proof that failed verification,
 /// or of a handshake that brought none.
 ///
@@ -28,8 +30,10 @@ struct ProofGate: Sendable {
     /// proofs and `failure` is a proof failure (`attestation_invalid`); else `failure` is thrown.
     func failedProof(_ failure: APIError, route: Route, record: RequestRecord) throws(APIError) -> String {
         guard mode.admitsFailedProofs, failure.code == .attestationInvalid else { throw failure }
-        wouldBlock(route: route, reason: failure.reason, record: record)
-        return failure.reason
+        // Every verifier's slug is snake case; one that is not still gets a storable reason.
+        let reason = DeviceRecord.isValidReason(failure.reason) ? failure.reason : APIErrorCode.attestationInvalid.rawValue
+        wouldBlock(route: route, reason: reason, record: record)
+        return reason
     }
 
     /// A handshake without a proof: admitted under `off` (returns `proof_missing`); else 400
