@@ -117,12 +117,15 @@ final class CreditGate: Sendable {
     /// A release that fails is logged and the credits stay spent: that only refuses early.
     func release(_ charge: CreditCharge) {
         let (logger, metrics) = (self.logger, self.metrics)
-        asyncStore.run("credit_release", { store throws(StoreError) in
+        asyncStore.run("credit_release", { store throws(StoreError) -> Int? in
             try store.releaseCredits(deviceID: charge.deviceID, cost: charge.cost, countsTowardApp: charge.countsTowardApp, day: charge.day)
             if let key = charge.idempotencyKeyHash { try store.forgetIdempotencyKey(deviceID: charge.deviceID, keyHash: key) }
+            // The gauge follows the release too, or it would stay at the count before it.
+            return charge.countsTowardApp ? try store.creditsUsed(scope: CreditSpend.appScope, day: charge.day) : nil
         }) { result in
             switch result {
-            case .success:
+            case .success(let appUsed):
+                if let appUsed { metrics.setAppCreditsUsed(appUsed) }
                 metrics.increment("keyward_credits_released_total", ["provider": charge.provider, "tier": charge.tier], by: Int64(charge.cost))
             case .failure(let error):
                 metrics.count(.storeError(operation: "credit_release"))

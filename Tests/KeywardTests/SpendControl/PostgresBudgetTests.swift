@@ -1,0 +1,115 @@
+import Foundation
+import Keyward
+import KeywardCrypto
+import Sessions
+import Store
+import Synchronization
+import XCTest
+
+/// Daily credit budgets stay exact when two Keyward instances share one PostgreSQL: 200
+/// concurrent proxied calls split across both, each instance with its own fake provider.
+final class PostgresBudgetTests: XCTestCase {
+    private var server: PostgresServer?
+    private var instances: [TestDeployment] = []
+
+    override func tearDown() {
+        instances.forEach { $0.shutdown() }
+        server?.stop()
+    }
+
+    /// Two instances over one fresh database, one session key and one App Attest anchor, so a
+    /// device attested on either holds a session both accept.
+    private func twoInstances(_ spend: SpendSettings, database: String) throws -> (TestDeployment, TestDeployment) {
+        let server = try PostgresServer()
+        self.server = server
+        let url = try server.createDatabase(database)
+        let key = try ECPrivateKey.generate(.p256)
+        let keys = try SessionKeySet(active: (kid: SessionKeySet.thumbprintKID(for: key.publicKey), key: key), verifyOnly: [])
+        let first = try TestDeployment(settings: { $0.spend = spend }, store: url, sessionKeys: { keys })
+        instances.append(first)
+        let second = try TestDeployment(settings: { $0.spend = spend }, store: url, sessionKeys: { keys }, anchor: first.deployment.anchor)
+        instances.append(second)
+        return (first, second)
+    }
+
+    /// Sends `count` calls at once from 50 threads: call `i` goes to instance `i % 2` with the
+    /// token of device `i % tokens.count`. Returns every status and the error code of every 429.
+    private func burst(_ count: Int, tokens: [String], across pair: (TestDeployment, TestDeployment)) -> (statuses: [Int], codes: [String]) {
+        let results = Mutex<(statuses: [Int], codes: [String])>(([], []))
+        let next = Atomic<Int>(0)
+        let group = DispatchGroup()
+        for _ in 0..<50 {
+            group.enter()
+            // Plain threads: 50 blocked callers must not wait on Dispatch's small pool.
+            Thread.detachNewThread {
+                defer { group.leave() }
+                while true {
+                    let index = next.add(1, ordering: .relaxed).oldValue
+                    guard index < count else { return }
+                    let instance = index % 2 == 0 ? pair.0 : pair.1
+                    let response = try? instance.client.call(
+                        "GET", "/p/chat/v1/models", headers: [instance.bearer(tokens[index % tokens.count])])
+                    let status = response?.status ?? -1
+                    let code = status == 429 ? response.flatMap { errorCode($0.body) } ?? "-" : nil
+                    results.withLock { state in
+                        state.statuses.append(status)
+                        if let code { state.codes.append(code) }
+                    }
+                }
+            }
+        }
+        XCTAssertEqual(group.wait(timeout: .now() + 120), .success, "the burst did not finish")
+        return results.withLock { $0 }
+    }
+
+    private func warningLines(_ pair: (TestDeployment, TestDeployment)) -> Int {
+        (pair.0.logLines + pair.1.logLines).filter { $0.contains("\"event\":\"budget_warning\"") }.count
+    }
+
+    func testAppCeilingOfThirtySevenIsExactAcrossTwoInstancesAndWarnsOnce() throws {
+        var spend = SpendSettings()
+        spend.appDailyCredits = 37
+        spend.warnAtPercent = 80
+        let pair = try twoInstances(spend, database: "keyward_app_ceiling")
+        let devices = try (0..<5).map { index in try (index % 2 == 0 ? pair.0 : pair.1).session() }
+        let day = SpendSettings.day(ofSeconds: pair.0.deployment.time.nowSeconds())
+
+        let result = burst(200, tokens: devices.map(\.1), across: pair)
+        XCTAssertEqual(result.statuses.filter { $0 == 200 }.count, 37)
+        XCTAssertEqual(result.statuses.filter { $0 == 429 }.count, 163)
+        XCTAssertEqual(Set(result.codes), ["app_budget_exhausted"])
+        XCTAssertEqual(pair.0.provider.received.count + pair.1.provider.received.count, 37)
+        XCTAssertGreaterThan(pair.0.provider.received.count, 0, "both instances served")
+        XCTAssertGreaterThan(pair.1.provider.received.count, 0, "both instances served")
+        let store = pair.0.deployment.store
+        XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.appScope, day: day), 37)
+        let perDevice = try devices.map { try store.creditsUsed(scope: CreditSpend.installScope(Hex.encode($0.0.keyID)), day: day) }
+        XCTAssertEqual(perDevice.reduce(0, +), 37, "every admitted credit is some device's")
+
+        // 80 % of 37 is 29.6: the spend that took the app to 30 warned, on one instance only.
+        XCTAssertEqual(warningLines(pair), 1)
+        let metrics = [pair.0, pair.1].map { $0.deployment.service.metrics }
+        XCTAssertEqual(metrics.map { $0.value("keyward_budget_warnings_total", [:]) }.reduce(0, +), 1)
+        XCTAssertEqual(metrics.map { $0.value("keyward_rate_limited_total", ["limit": "app_budget"]) }.reduce(0, +), 163)
+    }
+
+    func testInstallBudgetOfSevenPerDeviceIsExactAcrossTwoInstances() throws {
+        var spend = SpendSettings()
+        spend.installDailyCredits = 7
+        let pair = try twoInstances(spend, database: "keyward_install_budget")
+        let devices = try (0..<6).map { index in try (index % 2 == 0 ? pair.0 : pair.1).session() }
+        let day = SpendSettings.day(ofSeconds: pair.0.deployment.time.nowSeconds())
+
+        // 200 calls over 6 devices: 33 or 34 each, both instances for every device.
+        let result = burst(200, tokens: devices.map(\.1), across: pair)
+        XCTAssertEqual(result.statuses.filter { $0 == 200 }.count, 42)
+        XCTAssertEqual(result.statuses.filter { $0 == 429 }.count, 158)
+        XCTAssertEqual(Set(result.codes), ["install_budget_exhausted"])
+        XCTAssertEqual(pair.0.provider.received.count + pair.1.provider.received.count, 42)
+        let store = pair.0.deployment.store
+        for (device, _) in devices {
+            XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.installScope(Hex.encode(device.keyID)), day: day), 7)
+        }
+        XCTAssertEqual(warningLines(pair), 0, "no app ceiling, no warning")
+    }
+}
