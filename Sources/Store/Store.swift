@@ -95,6 +95,13 @@ public protocol Store: Sendable {
     /// - Throws: `.invalidInput` (`rate_window`) for a window with a non-positive duration or a negative limit.
     func consumeRate(key: String, limits: [RateWindow], nowMillis: Int64) throws(StoreError) -> RateDecision
 
+    /// What each of `limits` has counted for `key` at `nowMillis`, without admitting anything (for
+    /// `GET /v1/usage`), by the same count `consumeRate` decides on: one entry per window, in the
+    /// order given; a window with nothing recorded counts 0. PostgreSQL reads on its own clock
+    /// unless its options pin the caller's, as it decides.
+    /// - Throws: `.invalidInput` (`rate_window`) as `consumeRate` does.
+    func rateUsage(key: String, limits: [RateWindow], nowMillis: Int64) throws(StoreError) -> [RateWindowUsage]
+
     /// Spends one unit of a per-key daily budget (the Play Integrity decode budget per device) in one
     /// conditional upsert: true while fewer than `limit` units were spent for `key` on `day`
     /// (days since the unix epoch, chosen by the caller), false once the budget is used up.

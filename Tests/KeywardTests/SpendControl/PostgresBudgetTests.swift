@@ -19,15 +19,16 @@ final class PostgresBudgetTests: XCTestCase {
 
     /// Two instances over one fresh database, one session key and one App Attest anchor, so a
     /// device attested on either holds a session both accept.
-    private func twoInstances(_ spend: SpendSettings, database: String) throws -> (TestDeployment, TestDeployment) {
+    private func twoInstances(_ spend: SpendSettings, database: String, chatOptions: String = "") throws -> (TestDeployment, TestDeployment) {
         let server = try PostgresServer()
         self.server = server
         let url = try server.createDatabase(database)
         let key = try ECPrivateKey.generate(.p256)
         let keys = try SessionKeySet(active: (kid: SessionKeySet.thumbprintKID(for: key.publicKey), key: key), verifyOnly: [])
-        let first = try TestDeployment(settings: { $0.spend = spend }, store: url, sessionKeys: { keys })
+        let first = try TestDeployment(chatOptions: chatOptions, settings: { $0.spend = spend }, store: url, sessionKeys: { keys })
         instances.append(first)
-        let second = try TestDeployment(settings: { $0.spend = spend }, store: url, sessionKeys: { keys }, anchor: first.deployment.anchor)
+        let second = try TestDeployment(
+            chatOptions: chatOptions, settings: { $0.spend = spend }, store: url, sessionKeys: { keys }, anchor: first.deployment.anchor)
         instances.append(second)
         return (first, second)
     }
@@ -111,5 +112,35 @@ final class PostgresBudgetTests: XCTestCase {
             XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.installScope(Hex.encode(device.keyID)), day: day), 7)
         }
         XCTAssertEqual(warningLines(pair), 0, "no app ceiling, no warning")
+    }
+
+    func testUsageListsTheSharedRateWindowsOnPostgreSQL() throws {
+        var spend = SpendSettings()
+        spend.installDailyCredits = 10
+        let pair = try twoInstances(spend, database: "keyward_usage_windows", chatOptions: "rate_limit = { per_minute = 5, per_day = 100 }")
+        let (_, token) = try pair.0.session()
+        // Three calls, two through the second instance: both count in the one shared window.
+        for instance in [pair.1, pair.0, pair.1] {
+            XCTAssertEqual(try instance.client.call("GET", "/p/chat/v1/models", headers: [instance.bearer(token)]).status, 200)
+        }
+        for instance in [pair.0, pair.1] {
+            let response = try instance.client.call("GET", "/v1/usage", headers: [instance.bearer(token)])
+            XCTAssertEqual(response.status, 200)
+            let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+            let chat = try XCTUnwrap((json["providers"] as? [String: Any])?["chat"] as? [[String: Any]])
+            XCTAssertEqual(chat.map { $0["window_seconds"] as? Int }, [60, 86_400])
+            XCTAssertEqual(chat.map { $0["limit"] as? Int }, [5, 100])
+            XCTAssertEqual(chat.map { $0["remaining"] as? Int }, [2, 97])
+            // The shared windows count in buckets of a hundredth of the window, a bucket whole:
+            // the first admission's bucket stops counting one window and at most one bucket
+            // after that bucket began (0.6 s of a minute, 864 s of a day; docs/limits.md).
+            let minuteReset = try XCTUnwrap(chat.first?["reset_seconds"] as? Int)
+            XCTAssertTrue((50...61).contains(minuteReset), "minute window resets in \(minuteReset) s")
+            let dayReset = try XCTUnwrap(chat.last?["reset_seconds"] as? Int)
+            XCTAssertTrue((86_300...87_264).contains(dayReset), "day window resets in \(dayReset) s")
+            let credits = try XCTUnwrap(json["daily_credits"] as? [String: Any])
+            XCTAssertEqual(credits["used"] as? Int, 3)
+            XCTAssertEqual(credits["remaining"] as? Int, 7)
+        }
     }
 }

@@ -52,6 +52,9 @@ final class SwitchableStore: Store {
     func consumeRate(key: String, limits: [RateWindow], nowMillis: Int64) throws(StoreError) -> RateDecision {
         try check(); return try inner.consumeRate(key: key, limits: limits, nowMillis: nowMillis)
     }
+    func rateUsage(key: String, limits: [RateWindow], nowMillis: Int64) throws(StoreError) -> [RateWindowUsage] {
+        try check(); return try inner.rateUsage(key: key, limits: limits, nowMillis: nowMillis)
+    }
     func consumeBudget(key: String, day: Int64, limit: Int) throws(StoreError) -> Bool {
         try check(); return try inner.consumeBudget(key: key, day: day, limit: limit)
     }
