@@ -4,6 +4,7 @@ import KeywardCrypto
 import Sessions
 import Store
 import Synchronization
+import TestWaiting
 import XCTest
 
 /// Daily credit budgets stay exact when two Keyward instances share one PostgreSQL: 200
@@ -19,16 +20,18 @@ final class PostgresBudgetTests: XCTestCase {
 
     /// Two instances over one fresh database, one session key and one App Attest anchor, so a
     /// device attested on either holds a session both accept.
-    private func twoInstances(_ spend: SpendSettings, database: String, chatOptions: String = "") throws -> (TestDeployment, TestDeployment) {
+    private func twoInstances(
+        _ spend: SpendSettings, database: String, chatOptions: String = "", extraProviders: @escaping (UInt16) -> String = { _ in "" }
+    ) throws -> (TestDeployment, TestDeployment) {
         let server = try PostgresServer()
         self.server = server
         let url = try server.createDatabase(database)
         let key = try ECPrivateKey.generate(.p256)
         let keys = try SessionKeySet(active: (kid: SessionKeySet.thumbprintKID(for: key.publicKey), key: key), verifyOnly: [])
-        let first = try TestDeployment(chatOptions: chatOptions, settings: { $0.spend = spend }, store: url, sessionKeys: { keys })
+        let first = try TestDeployment(chatOptions: chatOptions, extraProviders: extraProviders, settings: { $0.spend = spend }, store: url, sessionKeys: { keys })
         instances.append(first)
         let second = try TestDeployment(
-            chatOptions: chatOptions, settings: { $0.spend = spend }, store: url, sessionKeys: { keys }, anchor: first.deployment.anchor)
+            chatOptions: chatOptions, extraProviders: extraProviders, settings: { $0.spend = spend }, store: url, sessionKeys: { keys }, anchor: first.deployment.anchor)
         instances.append(second)
         return (first, second)
     }
@@ -142,5 +145,54 @@ final class PostgresBudgetTests: XCTestCase {
             XCTAssertEqual(credits["used"] as? Int, 3)
             XCTAssertEqual(credits["remaining"] as? Int, 7)
         }
+    }
+
+    func testOneIdempotencyKeyAcrossTwoInstancesIsChargedOnceAndGivenBackOnlyWhenEveryCallWentUnbilled() throws {
+        let held = try HeldUpstream(answer: CreditReleaseTests.answer(503))
+        defer { held.stop() }
+        var spend = SpendSettings()
+        spend.installDailyCredits = 100
+        spend.appDailyCredits = 1_000
+        let pair = try twoInstances(spend, database: "keyward_idempotency", extraProviders: { _ in
+            CreditReleaseTests.provider("held", port: held.port)
+        })
+        let (device, token) = try pair.0.session()
+        let install = CreditSpend.installScope(Hex.encode(device.keyID))
+        let store = pair.0.deployment.store
+        let day = SpendSettings.day(ofSeconds: pair.0.deployment.time.nowSeconds())
+        @Sendable func call(_ instance: TestDeployment, _ path: String, key: String) -> Int {
+            (try? instance.client.call("GET", path, headers: [instance.bearer(token), ("Idempotency-Key", key)]).status) ?? -1
+        }
+
+        // Six calls with one key, three through each instance, in flight together: one charge of 10.
+        let statuses = ConcurrentResults<Int>()
+        let group = DispatchGroup()
+        for index in 0..<6 {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                statuses.append(call(index % 2 == 0 ? pair.0 : pair.1, "/p/held/x", key: "refund-1"))
+            }
+        }
+        XCTAssertTrue(held.waitForRequests(6), "the calls never all reached the provider")
+        XCTAssertEqual(try store.creditsUsed(scope: install, day: day), 10)
+        held.release()
+        XCTAssertEqual(group.wait(timeout: .now() + 30), .success)
+        XCTAssertEqual(statuses.values, [503, 503, 503, 503, 503, 503])
+        // Every one went unbilled: the one charge is given back once, by whichever release was last.
+        let released = { [pair.0, pair.1].map { $0.deployment.service.metrics.value("keyward_credits_released_total", ["provider": "held", "tier": "free"]) }.reduce(0, +) }
+        XCTAssertTrue(waitUntil { released() == 10 }, "the charge was not given back")
+        XCTAssertEqual(try store.creditsUsed(scope: install, day: day), 0)
+        XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.appScope, day: day), 0)
+
+        // Forty concurrent calls with another key, split across both: charged once (chat costs 1).
+        let answered = ConcurrentResults<Int>()
+        DispatchQueue.concurrentPerform(iterations: 40) { index in
+            answered.append(call(index % 2 == 0 ? pair.0 : pair.1, "/p/chat/v1/models", key: "order-2"))
+        }
+        XCTAssertEqual(answered.values.filter { $0 == 200 }.count, 40)
+        XCTAssertEqual(try store.creditsUsed(scope: install, day: day), 1)
+        XCTAssertEqual(pair.0.provider.received.count + pair.1.provider.received.count, 40, "every repeat is still forwarded")
+        XCTAssertEqual(released(), 10, "no more given back")
     }
 }
