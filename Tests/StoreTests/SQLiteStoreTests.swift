@@ -19,6 +19,10 @@ final class SQLiteStoreTests: XCTestCase {
     func testCreditReleasesGiveBackAndTheWarningStaysOnce() throws { try CreditsConformance.releasesGiveBackAndTheWarningStaysOnce(harness()) }
     func testTwoInstancesShareOneExactAppBudget() throws { try CreditsConformance.twoInstancesShareOneExactAppBudget(harness()) }
     func testTierIsStoredWithTheDevice() throws { try CreditsConformance.tierIsStoredWithTheDevice(harness()) }
+    func testIdempotentCallsAreChargedOnceAndGivenBackWithTheirLastHolder() throws {
+        try CreditsConformance.idempotentCallsAreChargedOnceAndGivenBackWithTheirLastHolder(harness())
+    }
+    func testRateUsageCountsWhatConsumeRateAdmitted() throws { try CreditsConformance.rateUsageCountsWhatConsumeRateAdmitted(harness()) }
     func testChallengeIsSpentExactlyOnce() throws { try StoreConformance.challengeIsSpentExactlyOnce(harness()) }
     func testSpentChallengeCannotBePutAgain() throws { try StoreConformance.spentChallengeCannotBePutAgain(harness()) }
     func testExpiredChallengeIsRefused() throws { try StoreConformance.expiredChallengeIsRefused(harness()) }

@@ -13,25 +13,25 @@ extension SQLiteStore {
 
     /// The charge of `spend` on `day`, inside the caller's write transaction.
     private static func charge(_ connection: SQLiteConnection, _ spend: CreditSpend, day: Int64) throws(StoreError) -> CreditDecision {
-                let install = CreditSpend.installScope(spend.deviceID)
-                let cost = Int64(spend.cost)
-                let installUsed = try Self.used(connection, scope: install, day: day)
-                if let limit = spend.installLimit, installUsed + cost > Int64(limit) {
-                    return CreditDecision(outcome: .installExhausted, day: day, installUsed: Int(installUsed), appUsed: nil, warn: false)
-                }
-                var appUsed: Int64?
-                var warn = false
-                if spend.countsTowardApp {
-                    let (used, warned) = try Self.usedAndWarned(connection, scope: CreditSpend.appScope, day: day)
-                    if let limit = spend.appLimit, used + cost > Int64(limit) {
-                        return CreditDecision(outcome: .appExhausted, day: day, installUsed: Int(installUsed), appUsed: Int(used), warn: false)
-                    }
-                    appUsed = used + cost
-                    warn = !warned && spend.warnAt.map { used + cost >= Int64($0) } == true
-                    try Self.add(connection, scope: CreditSpend.appScope, day: day, cost: cost, setWarned: warn)
-                }
-                try Self.add(connection, scope: install, day: day, cost: cost, setWarned: false)
-                return CreditDecision(outcome: .spent, day: day, installUsed: Int(installUsed + cost), appUsed: appUsed.map { Int($0) }, warn: warn)
+        let install = CreditSpend.installScope(spend.deviceID)
+        let cost = Int64(spend.cost)
+        let installUsed = try Self.used(connection, scope: install, day: day)
+        if let limit = spend.installLimit, installUsed + cost > Int64(limit) {
+            return CreditDecision(outcome: .installExhausted, day: day, installUsed: Int(installUsed), appUsed: nil, warn: false)
+        }
+        var appUsed: Int64?
+        var warn = false
+        if spend.countsTowardApp {
+            let (used, warned) = try Self.usedAndWarned(connection, scope: CreditSpend.appScope, day: day)
+            if let limit = spend.appLimit, used + cost > Int64(limit) {
+                return CreditDecision(outcome: .appExhausted, day: day, installUsed: Int(installUsed), appUsed: Int(used), warn: false)
+            }
+            appUsed = used + cost
+            warn = !warned && spend.warnAt.map { used + cost >= Int64($0) } == true
+            try Self.add(connection, scope: CreditSpend.appScope, day: day, cost: cost, setWarned: warn)
+        }
+        try Self.add(connection, scope: install, day: day, cost: cost, setWarned: false)
+        return CreditDecision(outcome: .spent, day: day, installUsed: Int(installUsed + cost), appUsed: appUsed.map { Int($0) }, warn: warn)
     }
 
     public func releaseCredits(deviceID: String, cost: Int, countsTowardApp: Bool, day: Int64) throws(StoreError) {
