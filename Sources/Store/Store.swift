@@ -121,6 +121,13 @@ public protocol Store: Sendable {
     /// - Throws: `.invalidInput` (`rate_window`) for a window with a non-positive duration or a negative limit.
     func consumeRate(key: String, limits: [RateWindow], nowMillis: Int64) throws(StoreError) -> RateDecision
 
+    /// What each of `limits` has counted for `key` at `nowMillis`, without admitting anything (for
+    /// `GET /v1/usage`), by the same count `consumeRate` decides on: one entry per window, in the
+    /// order given; a window with nothing recorded counts 0. PostgreSQL reads on its own clock
+    /// unless its options pin the caller's, as it decides.
+    /// - Throws: `.invalidInput` (`rate_window`) as `consumeRate` does.
+    func rateUsage(key: String, limits: [RateWindow], nowMillis: Int64) throws(StoreError) -> [RateWindowUsage]
+
     /// Spends one unit of a per-key daily budget (the Play Integrity decode budget per device) in one
     /// conditional upsert: true while fewer than `limit` units were spent for `key` on `day`
     /// (days since the unix epoch, chosen by the caller), false once the budget is used up.
@@ -150,14 +157,23 @@ public protocol Store: Sendable {
     @discardableResult
     func setTier(deviceID: String, tier: String) throws(StoreError) -> Bool
 
-    /// Claims an `Idempotency-Key` of a device: one conditional write that stores
-    /// (`deviceID`, `keyHash`) until `expiresMillis` unless it is already stored and unexpired at
-    /// `nowMillis`. True for the first claim (the call is charged), false for a repeat (it is not).
+    /// `spendCredits` for a call carrying an `Idempotency-Key`: the key's claim and the charge are
+    /// one transaction, so no other call can see a claim whose charge may still be refused.
+    /// - No live claim of (`deviceID`, `keyHash`) at `nowMillis`: the call is charged as by
+    ///   `spendCredits`; when spent, the claim is stored until `expiresMillis` with the charge
+    ///   (cost, day, whether it counts toward the app) and one holder; when refused, nothing is stored.
+    /// - A live claim: nothing is charged and the call becomes one more holder of it → nil.
+    /// Every holder that goes unbilled calls `releaseIdempotentCall`; one that is billed does not,
+    /// so the charge is given back only when every call made under the key went unbilled.
     /// - Parameter keyHash: SHA-256 of the header's value, 32 bytes (else `.invalidInput`, `idempotency_key_hash`).
-    func claimIdempotencyKey(deviceID: String, keyHash: [UInt8], nowMillis: Int64, expiresMillis: Int64) throws(StoreError) -> Bool
+    /// - Throws: as `spendCredits`.
+    func spendCredits(_ spend: CreditSpend, idempotencyKeyHash keyHash: [UInt8], nowMillis: Int64, expiresMillis: Int64) throws(StoreError) -> CreditDecision?
 
-    /// Forgets a claim (its call was refused or given back, so a repeat must be charged).
-    func forgetIdempotencyKey(deviceID: String, keyHash: [UInt8]) throws(StoreError)
+    /// One holder of a claimed `Idempotency-Key` went unbilled: one holder fewer, and when none is
+    /// left the claim is forgotten (a repeat is charged anew) and its charge given back to the
+    /// budgets of its day, in one transaction.
+    /// - Returns: the credits given back, or nil while other holders remain (or no claim exists).
+    func releaseIdempotentCall(deviceID: String, keyHash: [UInt8]) throws(StoreError) -> Int?
 
     /// Deletes what can no longer matter at `nowMillis`: expired challenges, rate events older than
     /// the longest window they were counted under, budgets of days before yesterday, and expired

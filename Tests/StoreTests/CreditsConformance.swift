@@ -76,4 +76,52 @@ enum CreditsConformance {
         XCTAssertFalse(try store.setTier(deviceID: "ffff", tier: "pro"))
         XCTAssertThrowsError(try store.setTier(deviceID: "ab01", tier: "Pro Tier")) { XCTAssertEqual(($0 as? StoreError)?.reason, "device_tier") }
     }
+
+    static func idempotentCallsAreChargedOnceAndGivenBackWithTheirLastHolder(_ harness: StoreHarness) throws {
+        let store = try harness.open()
+        let key = [UInt8](repeating: 7, count: 32)
+        let now = StoreConformance.now * 1000
+        func keyed(_ device: String, install: Int? = 100, at millis: Int64 = now) throws -> CreditDecision? {
+            try store.spendCredits(spend(device, cost: 10, install: install, app: 1_000), idempotencyKeyHash: key,
+                                   nowMillis: millis, expiresMillis: millis + 86_400_000)
+        }
+        XCTAssertEqual(try keyed("a")?.installUsed, 10, "the first call is charged")
+        XCTAssertNil(try keyed("a"), "a repeat is a holder, charged nothing")
+        XCTAssertNil(try keyed("a"))
+        XCTAssertEqual(try keyed("b")?.installUsed, 10, "another device's key is its own")
+        // Three holders of a's claim: only the third release gives the 10 credits back.
+        XCTAssertNil(try store.releaseIdempotentCall(deviceID: "a", keyHash: key))
+        XCTAssertNil(try store.releaseIdempotentCall(deviceID: "a", keyHash: key))
+        XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.installScope("a"), day: day), 10)
+        XCTAssertEqual(try store.releaseIdempotentCall(deviceID: "a", keyHash: key), 10)
+        XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.installScope("a"), day: day), 0)
+        XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.appScope, day: day), 10)
+        XCTAssertNil(try store.releaseIdempotentCall(deviceID: "a", keyHash: key), "no claim left")
+        // Forgotten with its charge: the next call pays again.
+        XCTAssertEqual(try keyed("a")?.installUsed, 10)
+        // A refused charge keeps no claim: the retry is charged (and refused) again, not waved through.
+        XCTAssertEqual(try keyed("c", install: 5)?.outcome, .installExhausted)
+        XCTAssertEqual(try keyed("c", install: 5)?.outcome, .installExhausted)
+        // An expired claim is a new call.
+        XCTAssertEqual(try keyed("b", at: now + 86_400_001)?.installUsed, 20)
+        XCTAssertThrowsError(try store.releaseIdempotentCall(deviceID: "a", keyHash: [1])) {
+            XCTAssertEqual(($0 as? StoreError)?.reason, "idempotency_key_hash")
+        }
+    }
+
+    static func rateUsageCountsWhatConsumeRateAdmitted(_ harness: StoreHarness) throws {
+        let store = try harness.open()
+        let now = StoreConformance.now * 1000
+        let windows = [RateWindow.perMinute(5), RateWindow.perDay(100)]
+        XCTAssertEqual(try store.rateUsage(key: "k", limits: windows, nowMillis: now).map(\.used), [0, 0])
+        for offset in [0, 1_000, 2_000] { XCTAssertEqual(try store.consumeRate(key: "k", limits: windows, nowMillis: now + Int64(offset)), .allowed) }
+        let usage = try store.rateUsage(key: "k", limits: windows, nowMillis: now + 2_000)
+        XCTAssertEqual(usage.map(\.used), [3, 3])
+        XCTAssertEqual(usage.map(\.remaining), [2, 97])
+        XCTAssertEqual(usage.map(\.window), windows)
+        XCTAssertTrue((57_000...58_600).contains(usage[0].resetMillis), "the first admission leaves the minute window: \(usage[0].resetMillis)")
+        // A minute later the minute window is empty again; the day window still counts all three.
+        XCTAssertEqual(try store.rateUsage(key: "k", limits: windows, nowMillis: now + 63_000).map(\.used), [0, 3])
+        XCTAssertEqual(try store.rateUsage(key: "other", limits: windows, nowMillis: now).map(\.used), [0, 0])
+    }
 }

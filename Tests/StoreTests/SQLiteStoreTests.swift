@@ -22,6 +22,10 @@ final class SQLiteStoreTests: XCTestCase {
     func testUnattestedDevicesRoundTripAndAreValidated() throws { try GateConformance.unattestedDevicesRoundTripAndAreValidated(harness()) }
     func testPromotionAndDemotionMoveOnlyTheDefaultTiers() throws { try GateConformance.promotionAndDemotionMoveOnlyTheDefaultTiers(harness()) }
     func testRevokeUnattestedRevokesExactlyThemAndTheirCredentials() throws { try GateConformance.revokeUnattestedRevokesExactlyThemAndTheirCredentials(harness()) }
+    func testIdempotentCallsAreChargedOnceAndGivenBackWithTheirLastHolder() throws {
+        try CreditsConformance.idempotentCallsAreChargedOnceAndGivenBackWithTheirLastHolder(harness())
+    }
+    func testRateUsageCountsWhatConsumeRateAdmitted() throws { try CreditsConformance.rateUsageCountsWhatConsumeRateAdmitted(harness()) }
     func testChallengeIsSpentExactlyOnce() throws { try StoreConformance.challengeIsSpentExactlyOnce(harness()) }
     func testSpentChallengeCannotBePutAgain() throws { try StoreConformance.spentChallengeCannotBePutAgain(harness()) }
     func testExpiredChallengeIsRefused() throws { try StoreConformance.expiredChallengeIsRefused(harness()) }

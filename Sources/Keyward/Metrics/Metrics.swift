@@ -176,8 +176,10 @@ public final class Metrics: Sendable {
         return out
     }
 
-    /// `{a="x",b="y"}` with values escaped per the exposition format (backslash, quote, newline).
+    /// `{a="x",b="y"}` with values escaped per the exposition format (backslash, quote, newline);
+    /// empty for no labels (a bare `name value` line: the format has no empty braces).
     static func labelText(_ labels: KeyValuePairs<String, String>) -> String {
+        guard !labels.isEmpty else { return "" }
         var text = "{"
         for (index, (name, value)) in labels.enumerated() {
             if index > 0 { text += "," }

@@ -13,8 +13,16 @@ struct CreditCharge: Sendable, Equatable {
     let installUsed: Int
     /// The UTC day charged (days since the epoch): a release gives back to that day's budgets.
     let day: Int64
-    /// SHA-256 of the call's `Idempotency-Key`, when it carried one: forgotten on a release.
+    /// SHA-256 of the call's `Idempotency-Key`, when it carried one: the call is a holder of the
+    /// key's claim, and its release is the store's `releaseIdempotentCall`.
     let idempotencyKeyHash: [UInt8]?
+
+    /// A repeat of a claimed `Idempotency-Key`: nothing charged to it (`cost` 0, no budget known),
+    /// yet a holder of the claim, so its going unbilled is reported like a charged call's.
+    static func repeatOfClaim(deviceID: String, provider: String, tier: String, keyHash: [UInt8]) -> CreditCharge {
+        CreditCharge(deviceID: deviceID, provider: provider, tier: tier, cost: 0, countsTowardApp: false,
+                     installLimit: nil, installUsed: 0, day: 0, idempotencyKeyHash: keyHash)
+    }
 }
 
 /// The spend phase: a call's credits (its allow rule's `cost`) charged to the device's daily
@@ -44,12 +52,18 @@ final class CreditGate: Sendable {
     static let idempotencyWindowMillis: Int64 = 86_400_000
 
     /// Charges `cost` credits of `provider` to `deviceID` in `tier`; `completion` gets the charge
-    /// (to release later; nil for a free repeat) or the refusal, on a store thread.
+    /// (to release later; for a repeat of a claimed key, a charge of 0 that still reports its
+    /// release) or the refusal, on a store thread.
     ///
-    /// With `idempotencyKeyHash` (SHA-256 of the request's `Idempotency-Key`), the device's first
-    /// call with that key within 24 h is charged and its repeats are not: the claim is one
-    /// conditional write before the charge, and is forgotten when the charge is refused or given
-    /// back, so the retry that follows pays.
+    /// With `idempotencyKeyHash` (SHA-256 of the request's `Idempotency-Key`), the device's calls
+    /// with that key within 24 h are charged once, by this rule (docs/limits.md, "Idempotency-Key"):
+    /// the first is charged and claims the key, in one store transaction, so a concurrent repeat
+    /// either waits for that charge to stand or, if it was refused, is charged itself; every later
+    /// call with the key is free while the claim stands and counts as one of its holders. The charge
+    /// is given back only when every holder went unbilled (the last one's release gives it back
+    /// and forgets the claim, so the next retry pays): a repeat that was answered while the first
+    /// call was released keeps the charge, and no call under the key rides free on a charge that
+    /// was given back.
     func spend(
         provider: String, cost: Int, deviceID: String, tier: String, idempotencyKeyHash: [UInt8]? = nil, record: RequestRecord,
         completion: @escaping @Sendable (Result<CreditCharge?, APIError>) -> Void
@@ -63,20 +77,16 @@ final class CreditGate: Sendable {
         let (logger, metrics, settings) = (self.logger, self.metrics, self.settings)
         let nowMillis = time.nowMillis()
         asyncStore.run("credit_spend", { store throws(StoreError) -> CreditDecision? in
-            if let key = idempotencyKeyHash {
-                let first = try store.claimIdempotencyKey(
-                    deviceID: deviceID, keyHash: key, nowMillis: nowMillis, expiresMillis: nowMillis + Self.idempotencyWindowMillis)
-                guard first else { return nil }
-            }
-            let decision = try store.spendCredits(spend)
-            if decision.outcome != .spent, let key = idempotencyKeyHash { try store.forgetIdempotencyKey(deviceID: deviceID, keyHash: key) }
-            return decision
+            guard let key = idempotencyKeyHash else { return try store.spendCredits(spend) }
+            return try store.spendCredits(
+                spend, idempotencyKeyHash: key, nowMillis: nowMillis, expiresMillis: nowMillis + Self.idempotencyWindowMillis)
         }) { result in
             let decision: CreditDecision
             switch result {
             case .success(nil):
                 // A repeat within 24 h: forwarded (the provider's idempotency is its own), not charged.
-                return completion(.success(nil))
+                guard let key = idempotencyKeyHash else { return completion(.success(nil)) }
+                return completion(.success(CreditCharge.repeatOfClaim(deviceID: deviceID, provider: provider, tier: tier, keyHash: key)))
             case .success(let answer?): decision = answer
             case .failure(let error):
                 return completion(.failure(StoreFailure.apiError("credit_spend", error, record: record)))
@@ -113,17 +123,28 @@ final class CreditGate: Sendable {
         }
     }
 
-    /// Gives `charge` back to its day's budgets, on the store executor (the caller does not wait).
+    /// Gives `charge` back to its day's budgets, on the store executor (the caller does not wait);
+    /// for a holder of an `Idempotency-Key` claim, only once every holder went unbilled.
     /// A release that fails is logged and the credits stay spent: that only refuses early.
     func release(_ charge: CreditCharge) {
-        let (logger, metrics) = (self.logger, self.metrics)
-        asyncStore.run("credit_release", { store throws(StoreError) in
-            try store.releaseCredits(deviceID: charge.deviceID, cost: charge.cost, countsTowardApp: charge.countsTowardApp, day: charge.day)
-            if let key = charge.idempotencyKeyHash { try store.forgetIdempotencyKey(deviceID: charge.deviceID, keyHash: key) }
+        let (logger, metrics, time) = (self.logger, self.metrics, self.time)
+        asyncStore.run("credit_release", { store throws(StoreError) -> (given: Int, appUsed: Int)? in
+            var given = charge.cost
+            if let key = charge.idempotencyKeyHash {
+                guard let back = try store.releaseIdempotentCall(deviceID: charge.deviceID, keyHash: key) else { return nil }
+                given = back
+            } else {
+                try store.releaseCredits(deviceID: charge.deviceID, cost: charge.cost, countsTowardApp: charge.countsTowardApp, day: charge.day)
+            }
+            // The gauge follows the release too, or it would stay at the count before it.
+            let day = charge.cost > 0 ? charge.day : SpendSettings.day(ofSeconds: time.nowSeconds())
+            return (given, try store.creditsUsed(scope: CreditSpend.appScope, day: day))
         }) { result in
             switch result {
-            case .success:
-                metrics.increment("keyward_credits_released_total", ["provider": charge.provider, "tier": charge.tier], by: Int64(charge.cost))
+            case .success(nil): break   // other holders of the key remain: nothing given back yet
+            case .success(let released?):
+                metrics.setAppCreditsUsed(released.appUsed)
+                metrics.increment("keyward_credits_released_total", ["provider": charge.provider, "tier": charge.tier], by: Int64(released.given))
             case .failure(let error):
                 metrics.count(.storeError(operation: "credit_release"))
                 var line = logger.line("store_error")

@@ -137,6 +137,11 @@ final class ProxyPipeline: Sendable {
     /// (`docs/limits.md`), decided without blocking. `then` runs once the admission is durable, on
     /// whichever thread made it so; a refusal answers 429 with `Retry-After`, a store failure or
     /// the store deadline 503.
+    ///
+    /// It runs before the spend phase, and an admission is kept whatever follows: a call the
+    /// budgets then refuse keeps its unit (the window bounds what one device makes Keyward do, so a
+    /// device retrying past its budget is soon refused here without a store write), while a call
+    /// refused here never reaches the budgets, so no refusal charges the shared app ceiling.
     func limitRate(
         _ provider: Provider, deviceID: String, writer: ResponseWriter, record: RequestRecord, then: @escaping @Sendable () -> Void
     ) {

@@ -11,14 +11,17 @@ import Store
 ///  "daily_credits": {"limit": 300, "used": 20, "remaining": 280, "resets_at": "2030-03-18T00:00:00Z"},
 ///  "providers": {"chat": [{"window_seconds": 60, "limit": 5, "remaining": 3, "reset_seconds": 41}]}}
 /// ```
-/// `limit` and `remaining` of the daily credits are null without a per-install budget; a
-/// provider's windows are listed when the store counts them in memory (SQLite), else empty.
+/// `limit` and `remaining` of the daily credits are null without a per-install budget; every
+/// provider is listed, with an empty list when it has no `rate_limit`. The windows are counted as
+/// the limit phase decides: in memory (SQLite) or from the shared windows (PostgreSQL).
 /// Errors: `session_invalid` (401), `method_not_allowed` (405), `unavailable` (503).
 struct UsageRoute: Sendable {
     /// What the store said: the device's tier and today's credits.
     struct UsageRead: Sendable {
         let tier: String
         let used: Int
+        /// Per provider, what each of its rate windows counted for the device.
+        let windows: [String: [RateWindowUsage]]
     }
 
     let authenticator: SessionAuthenticator
@@ -35,37 +38,51 @@ struct UsageRoute: Sendable {
         let nowSeconds = time.nowSeconds()
         let day = SpendSettings.day(ofSeconds: nowSeconds)
         let (authenticator, finisher) = (self.authenticator, self.finisher)
+        let limited = providers.current.registry.providers.values.map { ($0.name, authorizer.rateWindows(for: $0)) }
+        let admissions = asyncStore.admissions
         asyncStore.run("usage_read", { (store: any Store) -> Result<UsageRead, APIError> in
             do throws(APIError) {
                 let tier = try authenticator.confirmDevice(claims, record: record)
                 let used: Int
-                do throws(StoreError) { used = try store.creditsUsed(scope: CreditSpend.installScope(claims.sub), day: day) } catch {
+                var windows: [String: [RateWindowUsage]] = [:]
+                do throws(StoreError) {
+                    used = try store.creditsUsed(scope: CreditSpend.installScope(claims.sub), day: day)
+                    for (provider, limits) in limited {
+                        // The same key the limit phase decides on; in memory when the backend
+                        // counts there (SQLite), else read from the store's shared windows.
+                        let key = "\(provider)|\(claims.sub)"
+                        if limits.isEmpty {
+                            windows[provider] = []
+                        } else if let counted = admissions.usage(key: key, limits: limits, nowMillis: nowSeconds * 1000) {
+                            windows[provider] = counted
+                        } else {
+                            windows[provider] = try store.rateUsage(key: key, limits: limits, nowMillis: nowSeconds * 1000)
+                        }
+                    }
+                } catch {
                     throw StoreFailure.apiError("usage_read", error, record: record)
                 }
-                return .success(UsageRead(tier: tier, used: used))
+                return .success(UsageRead(tier: tier, used: used, windows: windows))
             } catch {
                 return .failure(error)
             }
         }) { result in
             switch result {
             case .success(.success(let read)):
-                finisher.respondJSON(writer, record, status: 200, report(deviceID: claims.sub, tier: read.tier, used: read.used, nowSeconds: nowSeconds))
+                finisher.respondJSON(writer, record, status: 200, report(tier: read.tier, used: read.used, windows: read.windows, nowSeconds: nowSeconds))
             case .success(.failure(let error)): finisher.respondError(writer, record, error)
             case .failure(let error): finisher.respondError(writer, record, StoreFailure.apiError("usage_read", error, record: record))
             }
         }
     }
 
-    /// The JSON body for a device of `tier` that used `used` credits today.
-    func report(deviceID: String, tier: String, used: Int, nowSeconds: Int64) -> String {
+    /// The JSON body for a device of `tier` that used `used` credits today, with `windows` per provider.
+    func report(tier: String, used: Int, windows: [String: [RateWindowUsage]], nowSeconds: Int64) -> String {
         let limit = spend?.tier(tier).installDailyCredits
         let resetsAt = (SpendSettings.day(ofSeconds: nowSeconds) + 1) * 86_400
         var providerWindows: [String: Any] = [:]
-        for provider in providers.current.registry.providers.values {
-            let windows = authorizer.rateWindows(for: provider)
-            let usage = windows.isEmpty ? [] : asyncStore.admissions.usage(
-                key: "\(provider.name)|\(deviceID)", limits: windows, nowMillis: nowSeconds * 1000) ?? []
-            providerWindows[provider.name] = usage.map { window -> [String: Any] in
+        for (provider, usage) in windows {
+            providerWindows[provider] = usage.map { window -> [String: Any] in
                 ["window_seconds": window.window.durationMillis / 1000, "limit": window.window.limit,
                  "remaining": window.remaining, "reset_seconds": (window.resetMillis + 999) / 1000]
             }

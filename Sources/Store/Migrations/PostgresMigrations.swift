@@ -270,8 +270,18 @@ CREATE TABLE idempotency_keys (
 CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_ms);
 
 """#),
-        Migration(version: 5, name: "gate", sql: #"""
--- Keyward store, PostgreSQL schema 5: the gate (off -> monitor -> enforce).
+        Migration(version: 5, name: "idempotency_holders", sql: #"""
+-- Keyward store, PostgreSQL schema 5: an Idempotency-Key claim keeps its charge and counts its
+-- holders (the charged call and the repeats that rode on it, minus those that went unbilled), so
+-- the charge is given back only when every call made under the key went unbilled.
+ALTER TABLE idempotency_keys ADD COLUMN holders INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE idempotency_keys ADD COLUMN cost BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE idempotency_keys ADD COLUMN day BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE idempotency_keys ADD COLUMN counts_app BOOLEAN NOT NULL DEFAULT TRUE;
+
+"""#),
+        Migration(version: 6, name: "gate", sql: #"""
+-- Keyward store, PostgreSQL schema 6: the gate (off -> monitor -> enforce).
 -- attested is FALSE for a device admitted without a verified proof (the gate in monitor or off mode);
 -- unattested_reason is then the refusal's reason slug enforce would have answered (proof_missing
 -- when no proof came), NULL while attested. Devices stored before this step were all verified.

@@ -4,25 +4,28 @@ extension PostgresStore {
     /// unless the options pin the caller's.
     public func spendCredits(_ spend: CreditSpend) throws(StoreError) -> CreditDecision {
         try spend.validate()
+        return try pool.withConnection { connection throws(StoreError) -> CreditDecision in try charge(connection, spend) }
+    }
+
+    /// One `keyward_spend` statement on `connection` (in the caller's transaction, if any).
+    private func charge(_ connection: PGConnection, _ spend: CreditSpend) throws(StoreError) -> CreditDecision {
         let day = options.databaseClock ? nil : spend.day
-        return try pool.withConnection { connection throws(StoreError) -> CreditDecision in
-            let rows = try connection.query(
-                "SELECT outcome, day, install_used, app_used, warn FROM keyward_spend($1, $2, NULLIF($3, ''), $4, $5, $6, $7, $8::integer)",
-                [.text(CreditSpend.installScope(spend.deviceID)), .int64(spend.installLimit.map { Int64($0) }),
-                 .text(spend.countsTowardApp ? CreditSpend.appScope : ""), .int64(spend.appLimit.map { Int64($0) }),
-                 .int64(Int64(spend.cost)), .int64(spend.warnAt.map { Int64($0) }), .int64(day),
-                 .int64(Int64(options.lockTimeoutMillis))])
-            guard rows.rowCount == 1 else { throw StoreError(.unavailable, "pg_protocol", detail: "keyward_spend returned no row") }
-            let outcome: CreditDecision.Outcome
-            switch try rows.int64(0, 0) {
-            case 0: outcome = .spent
-            case 1: outcome = .installExhausted
-            default: outcome = .appExhausted
-            }
-            return CreditDecision(
-                outcome: outcome, day: try rows.int64(0, 1), installUsed: Int(try rows.optionalInt64(0, 2) ?? 0),
-                appUsed: try rows.optionalInt64(0, 3).map { Int($0) }, warn: rows.bool(0, 4))
+        let rows = try connection.query(
+            "SELECT outcome, day, install_used, app_used, warn FROM keyward_spend($1, $2, NULLIF($3, ''), $4, $5, $6, $7, $8::integer)",
+            [.text(CreditSpend.installScope(spend.deviceID)), .int64(spend.installLimit.map { Int64($0) }),
+             .text(spend.countsTowardApp ? CreditSpend.appScope : ""), .int64(spend.appLimit.map { Int64($0) }),
+             .int64(Int64(spend.cost)), .int64(spend.warnAt.map { Int64($0) }), .int64(day),
+             .int64(Int64(options.lockTimeoutMillis))])
+        guard rows.rowCount == 1 else { throw StoreError(.unavailable, "pg_protocol", detail: "keyward_spend returned no row") }
+        let outcome: CreditDecision.Outcome
+        switch try rows.int64(0, 0) {
+        case 0: outcome = .spent
+        case 1: outcome = .installExhausted
+        default: outcome = .appExhausted
         }
+        return CreditDecision(
+            outcome: outcome, day: try rows.int64(0, 1), installUsed: Int(try rows.optionalInt64(0, 2) ?? 0),
+            appUsed: try rows.optionalInt64(0, 3).map { Int($0) }, warn: rows.bool(0, 4))
     }
 
     public func releaseCredits(deviceID: String, cost: Int, countsTowardApp: Bool, day: Int64) throws(StoreError) {
@@ -56,20 +59,61 @@ extension PostgresStore {
         }
     }
 
-    public func claimIdempotencyKey(deviceID: String, keyHash: [UInt8], nowMillis: Int64, expiresMillis: Int64) throws(StoreError) -> Bool {
+    public func spendCredits(_ spend: CreditSpend, idempotencyKeyHash keyHash: [UInt8], nowMillis: Int64, expiresMillis: Int64) throws(StoreError) -> CreditDecision? {
+        try spend.validate()
         guard keyHash.count == 32 else { throw .invalid("idempotency_key_hash") }
-        return try pool.withConnection { connection throws(StoreError) in
-            // ON CONFLICT locks the row: of racing claims exactly one inserts or re-arms it.
-            try connection.query("""
-                INSERT INTO idempotency_keys (device_id, key_hash, expires_ms) VALUES ($1, $2, $4)
-                ON CONFLICT (device_id, key_hash) DO UPDATE SET expires_ms = $4 WHERE idempotency_keys.expires_ms <= $3
-                """, [.text(deviceID), .bytes(keyHash), .int64(nowMillis), .int64(expiresMillis)]).affectedRows == 1
+        return try pool.withConnection { connection throws(StoreError) -> CreditDecision? in
+            // One transaction: the claim's row is locked first (inserted, or its holders counted
+            // up), then keyward_spend locks the credits as every spender does. A racing call with
+            // the same key waits on the claim's row until this one commits: it then counts as a
+            // holder of a charge that stands, or finds no claim and is charged itself.
+            try connection.transaction { () throws(StoreError) -> CreditDecision? in
+                try connection.execute("SET LOCAL lock_timeout = '\(max(1, options.lockTimeoutMillis))ms'")
+                let holders = try connection.query("""
+                    INSERT INTO idempotency_keys AS k (device_id, key_hash, expires_ms, holders, cost, day, counts_app)
+                    VALUES ($1, $2, $4, 1, $5, 0, $6)
+                    ON CONFLICT (device_id, key_hash) DO UPDATE SET
+                        holders = CASE WHEN k.expires_ms > $3 THEN k.holders + 1 ELSE 1 END,
+                        expires_ms = CASE WHEN k.expires_ms > $3 THEN k.expires_ms ELSE $4 END,
+                        cost = CASE WHEN k.expires_ms > $3 THEN k.cost ELSE $5 END,
+                        counts_app = CASE WHEN k.expires_ms > $3 THEN k.counts_app ELSE $6 END
+                    RETURNING holders
+                    """, [.text(spend.deviceID), .bytes(keyHash), .int64(nowMillis), .int64(expiresMillis),
+                          .int64(Int64(spend.cost)), .bool(spend.countsTowardApp)])
+                guard holders.rowCount == 1, try holders.int64(0, 0) == 1 else { return nil }
+                let decision = try charge(connection, spend)
+                if decision.outcome == .spent {
+                    _ = try connection.query("UPDATE idempotency_keys SET day = $3 WHERE device_id = $1 AND key_hash = $2",
+                                             [.text(spend.deviceID), .bytes(keyHash), .int64(decision.day)])
+                } else {
+                    // Refused: no claim stands, so the next call with this key is charged.
+                    _ = try connection.query("DELETE FROM idempotency_keys WHERE device_id = $1 AND key_hash = $2",
+                                             [.text(spend.deviceID), .bytes(keyHash)])
+                }
+                return decision
+            }
         }
     }
 
-    public func forgetIdempotencyKey(deviceID: String, keyHash: [UInt8]) throws(StoreError) {
-        try pool.withConnection { connection throws(StoreError) in
-            _ = try connection.query("DELETE FROM idempotency_keys WHERE device_id = $1 AND key_hash = $2", [.text(deviceID), .bytes(keyHash)])
+    public func releaseIdempotentCall(deviceID: String, keyHash: [UInt8]) throws(StoreError) -> Int? {
+        guard keyHash.count == 32 else { throw .invalid("idempotency_key_hash") }
+        return try pool.withConnection { connection throws(StoreError) -> Int? in
+            // The claim's row first, then the credits (install, app), as the spenders lock them.
+            try connection.transaction { () throws(StoreError) -> Int? in
+                try connection.execute("SET LOCAL lock_timeout = '\(max(1, options.lockTimeoutMillis))ms'")
+                let claim = try connection.query("""
+                    UPDATE idempotency_keys SET holders = holders - 1 WHERE device_id = $1 AND key_hash = $2
+                    RETURNING holders, cost, day, counts_app
+                    """, [.text(deviceID), .bytes(keyHash)])
+                guard claim.rowCount == 1, try claim.int64(0, 0) <= 0 else { return nil }
+                let (cost, day, countsApp) = (try claim.int64(0, 1), try claim.int64(0, 2), claim.bool(0, 3))
+                _ = try connection.query("DELETE FROM idempotency_keys WHERE device_id = $1 AND key_hash = $2", [.text(deviceID), .bytes(keyHash)])
+                _ = try connection.query("""
+                    UPDATE credits SET used = GREATEST(0, used - $3)
+                    WHERE day = $2 AND (scope = $1 OR ($4 AND scope = 'app'))
+                    """, [.text(CreditSpend.installScope(deviceID)), .int64(day), .int64(cost), .bool(countsApp)])
+                return Int(cost)
+            }
         }
     }
 

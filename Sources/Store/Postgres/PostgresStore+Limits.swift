@@ -31,6 +31,45 @@ extension PostgresStore {
         return decision
     }
 
+    public func rateUsage(key: String, limits: [RateWindow], nowMillis: Int64) throws(StoreError) -> [RateWindowUsage] {
+        try SlidingLog.validate(limits)
+        guard !limits.isEmpty else { return [] }
+        let windows = "{" + Set(limits.map(\.durationMillis)).sorted().map(String.init).joined(separator: ",") + "}"
+        let clock: Int64? = options.databaseClock ? nil : nowMillis
+        let counted = try pool.withConnection { connection throws(StoreError) -> [Int64: (used: Int, resetMillis: Int64)] in
+            // Read-only, as keyward_admit would count at now: the ring of span + 1 buckets holds
+            // bucket j at position j mod (span + 1); buckets b − span … b count, where b is now's
+            // bucket (or the latest, when the clock stepped back). The oldest counted non-empty
+            // bucket leaves the window at (j + span + 1) × width.
+            let rows = try connection.query("""
+                SELECT r.window_ms, COALESCE(x.used, 0)::bigint, COALESCE(x.leaves_ms - n.ms, 0)::bigint
+                FROM rate_windows r
+                CROSS JOIN (SELECT COALESCE($3::bigint, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint) AS ms) n
+                CROSS JOIN LATERAL (
+                    SELECT sum(c.v)::bigint AS used, min((c.j + c.span + 1) * r.width_ms)::bigint AS leaves_ms
+                    FROM (
+                        SELECT t.v, s.span, s.b,
+                               r.latest - (((r.latest - (t.p - 1)) % (s.span + 1)) + (s.span + 1)) % (s.span + 1) AS j
+                        FROM (SELECT (array_length(r.counts, 1) - 1)::bigint AS span,
+                                     GREATEST(n.ms / r.width_ms, r.latest) AS b) s
+                        CROSS JOIN LATERAL unnest(r.counts) WITH ORDINALITY AS t(v, p)
+                    ) c
+                    WHERE c.v > 0 AND c.j >= c.b - c.span
+                ) x
+                WHERE r.key = $1 AND r.window_ms = ANY($2::bigint[])
+                """, [.text(key), .text(windows), .int64(clock)])
+            var counted: [Int64: (used: Int, resetMillis: Int64)] = [:]
+            for row in 0..<rows.rowCount {
+                counted[try rows.int64(row, 0)] = (Int(try rows.int64(row, 1)), max(0, try rows.int64(row, 2)))
+            }
+            return counted
+        }
+        return limits.map { window in
+            let state = counted[window.durationMillis] ?? (0, 0)
+            return RateWindowUsage(window: window, used: state.used, resetMillis: state.resetMillis)
+        }
+    }
+
     public func consumeBudget(key: String, day: Int64, limit: Int) throws(StoreError) -> Bool {
         guard limit > 0 else { return false }
         return try pool.withConnection { connection throws(StoreError) in

@@ -4,29 +4,34 @@ extension SQLiteStore {
     public func spendCredits(_ spend: CreditSpend) throws(StoreError) -> CreditDecision {
         try spend.validate()
         guard let day = spend.day else { throw .invalid("credit_day") }
-        let install = CreditSpend.installScope(spend.deviceID)
-        let cost = Int64(spend.cost)
         return try pool.withConnection { connection throws(StoreError) in
             try connection.immediateTransaction { () throws(StoreError) -> CreditDecision in
-                let installUsed = try Self.used(connection, scope: install, day: day)
-                if let limit = spend.installLimit, installUsed + cost > Int64(limit) {
-                    return CreditDecision(outcome: .installExhausted, day: day, installUsed: Int(installUsed), appUsed: nil, warn: false)
-                }
-                var appUsed: Int64?
-                var warn = false
-                if spend.countsTowardApp {
-                    let (used, warned) = try Self.usedAndWarned(connection, scope: CreditSpend.appScope, day: day)
-                    if let limit = spend.appLimit, used + cost > Int64(limit) {
-                        return CreditDecision(outcome: .appExhausted, day: day, installUsed: Int(installUsed), appUsed: Int(used), warn: false)
-                    }
-                    appUsed = used + cost
-                    warn = !warned && spend.warnAt.map { used + cost >= Int64($0) } == true
-                    try Self.add(connection, scope: CreditSpend.appScope, day: day, cost: cost, setWarned: warn)
-                }
-                try Self.add(connection, scope: install, day: day, cost: cost, setWarned: false)
-                return CreditDecision(outcome: .spent, day: day, installUsed: Int(installUsed + cost), appUsed: appUsed.map { Int($0) }, warn: warn)
+                try Self.charge(connection, spend, day: day)
             }
         }
+    }
+
+    /// The charge of `spend` on `day`, inside the caller's write transaction.
+    private static func charge(_ connection: SQLiteConnection, _ spend: CreditSpend, day: Int64) throws(StoreError) -> CreditDecision {
+        let install = CreditSpend.installScope(spend.deviceID)
+        let cost = Int64(spend.cost)
+        let installUsed = try Self.used(connection, scope: install, day: day)
+        if let limit = spend.installLimit, installUsed + cost > Int64(limit) {
+            return CreditDecision(outcome: .installExhausted, day: day, installUsed: Int(installUsed), appUsed: nil, warn: false)
+        }
+        var appUsed: Int64?
+        var warn = false
+        if spend.countsTowardApp {
+            let (used, warned) = try Self.usedAndWarned(connection, scope: CreditSpend.appScope, day: day)
+            if let limit = spend.appLimit, used + cost > Int64(limit) {
+                return CreditDecision(outcome: .appExhausted, day: day, installUsed: Int(installUsed), appUsed: Int(used), warn: false)
+            }
+            appUsed = used + cost
+            warn = !warned && spend.warnAt.map { used + cost >= Int64($0) } == true
+            try Self.add(connection, scope: CreditSpend.appScope, day: day, cost: cost, setWarned: warn)
+        }
+        try Self.add(connection, scope: install, day: day, cost: cost, setWarned: false)
+        return CreditDecision(outcome: .spent, day: day, installUsed: Int(installUsed + cost), appUsed: appUsed.map { Int($0) }, warn: warn)
     }
 
     public func releaseCredits(deviceID: String, cost: Int, countsTowardApp: Bool, day: Int64) throws(StoreError) {
@@ -72,30 +77,69 @@ extension SQLiteStore {
         }
     }
 
-    public func claimIdempotencyKey(deviceID: String, keyHash: [UInt8], nowMillis: Int64, expiresMillis: Int64) throws(StoreError) -> Bool {
+    public func spendCredits(_ spend: CreditSpend, idempotencyKeyHash keyHash: [UInt8], nowMillis: Int64, expiresMillis: Int64) throws(StoreError) -> CreditDecision? {
+        try spend.validate()
         guard keyHash.count == 32 else { throw .invalid("idempotency_key_hash") }
+        guard let day = spend.day else { throw .invalid("credit_day") }
         return try pool.withConnection { connection throws(StoreError) in
-            // Inserted, or an expired claim re-armed: a row changed. A live claim: nothing changed.
-            try connection.with("""
-                INSERT INTO idempotency_keys (device_id, key_hash, expires_ms) VALUES (?1, ?2, ?4)
-                ON CONFLICT (device_id, key_hash) DO UPDATE SET expires_ms = ?4 WHERE expires_ms <= ?3
-                """) { statement throws(StoreError) in
-                try statement.bind(1, deviceID)
-                try statement.bind(2, keyHash)
-                try statement.bind(3, nowMillis)
-                try statement.bind(4, expiresMillis)
-                try statement.run()
+            // One write transaction: the claim's check, the charge and the claim's insert see no
+            // other spender in between.
+            try connection.immediateTransaction { () throws(StoreError) -> CreditDecision? in
+                let live = try connection.with("""
+                    UPDATE idempotency_keys SET holders = holders + 1
+                    WHERE device_id = ?1 AND key_hash = ?2 AND expires_ms > ?3
+                    """) { statement throws(StoreError) -> Bool in
+                    try statement.bind(1, spend.deviceID)
+                    try statement.bind(2, keyHash)
+                    try statement.bind(3, nowMillis)
+                    try statement.run()
+                    return connection.changes == 1
+                }
+                if live { return nil }
+                let decision = try Self.charge(connection, spend, day: day)
+                guard decision.outcome == .spent else { return decision }
+                // A claim that expired is replaced by this call's.
+                try connection.with("""
+                    INSERT OR REPLACE INTO idempotency_keys (device_id, key_hash, expires_ms, holders, cost, day, counts_app)
+                    VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6)
+                    """) { statement throws(StoreError) in
+                    try statement.bind(1, spend.deviceID)
+                    try statement.bind(2, keyHash)
+                    try statement.bind(3, expiresMillis)
+                    try statement.bind(4, Int64(spend.cost))
+                    try statement.bind(5, decision.day)
+                    try statement.bind(6, Int64(spend.countsTowardApp ? 1 : 0))
+                    try statement.run()
+                }
+                return decision
             }
-            return connection.changes == 1
         }
     }
 
-    public func forgetIdempotencyKey(deviceID: String, keyHash: [UInt8]) throws(StoreError) {
-        try pool.withConnection { connection throws(StoreError) in
-            try connection.with("DELETE FROM idempotency_keys WHERE device_id = ?1 AND key_hash = ?2") { statement throws(StoreError) in
-                try statement.bind(1, deviceID)
-                try statement.bind(2, keyHash)
-                try statement.run()
+    public func releaseIdempotentCall(deviceID: String, keyHash: [UInt8]) throws(StoreError) -> Int? {
+        guard keyHash.count == 32 else { throw .invalid("idempotency_key_hash") }
+        return try pool.withConnection { connection throws(StoreError) in
+            try connection.immediateTransaction { () throws(StoreError) -> Int? in
+                let claim = try connection.with("""
+                    UPDATE idempotency_keys SET holders = holders - 1 WHERE device_id = ?1 AND key_hash = ?2
+                    RETURNING holders, cost, day, counts_app
+                    """) { statement throws(StoreError) -> (holders: Int64, cost: Int64, day: Int64, countsApp: Bool)? in
+                    try statement.bind(1, deviceID)
+                    try statement.bind(2, keyHash)
+                    guard try statement.step() else { return nil }
+                    let claim = (holders: statement.int64(0), cost: statement.int64(1), day: statement.int64(2), countsApp: statement.int64(3) != 0)
+                    try statement.run()
+                    return claim
+                }
+                guard let claim, claim.holders <= 0 else { return nil }
+                try connection.with("DELETE FROM idempotency_keys WHERE device_id = ?1 AND key_hash = ?2") { statement throws(StoreError) in
+                    try statement.bind(1, deviceID)
+                    try statement.bind(2, keyHash)
+                    try statement.run()
+                }
+                try Self.subtract(connection, scope: CreditSpend.installScope(deviceID), day: claim.day, cost: claim.cost)
+                if claim.countsApp { try Self.subtract(connection, scope: CreditSpend.appScope, day: claim.day, cost: claim.cost) }
+                return Int(claim.cost)
             }
         }
     }

@@ -44,6 +44,29 @@ extension SQLiteStore {
         }
     }
 
+    public func rateUsage(key: String, limits: [RateWindow], nowMillis: Int64) throws(StoreError) -> [RateWindowUsage] {
+        try SlidingLog.validate(limits)
+        guard !limits.isEmpty else { return [] }
+        return try pool.withConnection { connection throws(StoreError) in
+            var usage: [RateWindowUsage] = []
+            for window in limits {
+                // The events in (now − duration, now], and the oldest of them: it leaves the window first.
+                let (used, oldest) = try connection.with(
+                    "SELECT count(*), min(at_ms) FROM rate_events WHERE key = ?1 AND at_ms > ?2"
+                ) { statement throws(StoreError) -> (Int, Int64?) in
+                    try statement.bind(1, key)
+                    try statement.bind(2, nowMillis - window.durationMillis)
+                    guard try statement.step() else { return (0, nil) }
+                    let used = Int(statement.int64(0))
+                    return (used, used > 0 ? statement.int64(1) : nil)
+                }
+                usage.append(RateWindowUsage(
+                    window: window, used: used, resetMillis: oldest.map { max(0, $0 + window.durationMillis - nowMillis) } ?? 0))
+            }
+            return usage
+        }
+    }
+
     public func consumeBudget(key: String, day: Int64, limit: Int) throws(StoreError) -> Bool {
         guard limit > 0 else { return false }
         return try pool.withConnection { connection throws(StoreError) in

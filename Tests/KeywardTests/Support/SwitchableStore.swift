@@ -60,6 +60,9 @@ final class SwitchableStore: Store {
     func consumeRate(key: String, limits: [RateWindow], nowMillis: Int64) throws(StoreError) -> RateDecision {
         try check(); return try inner.consumeRate(key: key, limits: limits, nowMillis: nowMillis)
     }
+    func rateUsage(key: String, limits: [RateWindow], nowMillis: Int64) throws(StoreError) -> [RateWindowUsage] {
+        try check(); return try inner.rateUsage(key: key, limits: limits, nowMillis: nowMillis)
+    }
     func consumeBudget(key: String, day: Int64, limit: Int) throws(StoreError) -> Bool {
         try check(); return try inner.consumeBudget(key: key, day: day, limit: limit)
     }
@@ -70,11 +73,11 @@ final class SwitchableStore: Store {
     func creditsUsed(scope: String, day: Int64) throws(StoreError) -> Int { try check(); return try inner.creditsUsed(scope: scope, day: day) }
     func creditUsage(day: Int64, limit: Int) throws(StoreError) -> [CreditUsage] { try check(); return try inner.creditUsage(day: day, limit: limit) }
     func setTier(deviceID: String, tier: String) throws(StoreError) -> Bool { try check(); return try inner.setTier(deviceID: deviceID, tier: tier) }
-    func claimIdempotencyKey(deviceID: String, keyHash: [UInt8], nowMillis: Int64, expiresMillis: Int64) throws(StoreError) -> Bool {
-        try check(); return try inner.claimIdempotencyKey(deviceID: deviceID, keyHash: keyHash, nowMillis: nowMillis, expiresMillis: expiresMillis)
+    func spendCredits(_ spend: CreditSpend, idempotencyKeyHash keyHash: [UInt8], nowMillis: Int64, expiresMillis: Int64) throws(StoreError) -> CreditDecision? {
+        try check(); return try inner.spendCredits(spend, idempotencyKeyHash: keyHash, nowMillis: nowMillis, expiresMillis: expiresMillis)
     }
-    func forgetIdempotencyKey(deviceID: String, keyHash: [UInt8]) throws(StoreError) {
-        try check(); try inner.forgetIdempotencyKey(deviceID: deviceID, keyHash: keyHash)
+    func releaseIdempotentCall(deviceID: String, keyHash: [UInt8]) throws(StoreError) -> Int? {
+        try check(); return try inner.releaseIdempotentCall(deviceID: deviceID, keyHash: keyHash)
     }
     func purgeExpired(nowMillis: Int64) throws(StoreError) -> PurgeCounts { try check(); return try inner.purgeExpired(nowMillis: nowMillis) }
 }

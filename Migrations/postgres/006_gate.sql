@@ -1,4 +1,4 @@
--- Keyward store, PostgreSQL schema 5: the gate (off -> monitor -> enforce).
+-- Keyward store, PostgreSQL schema 6: the gate (off -> monitor -> enforce).
 -- attested is FALSE for a device admitted without a verified proof (the gate in monitor or off mode);
 -- unattested_reason is then the refusal's reason slug enforce would have answered (proof_missing
 -- when no proof came), NULL while attested. Devices stored before this step were all verified.

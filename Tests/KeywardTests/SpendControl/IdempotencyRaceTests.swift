@@ -1,0 +1,204 @@
+import Foundation
+import Keyward
+import KeywardCrypto
+import Store
+import Synchronization
+import TestWaiting
+import XCTest
+
+/// Calls with one `Idempotency-Key` from one device racing each other: charged exactly once, and
+/// the charge given back only when every call made under the key went unbilled.
+final class IdempotencyRaceTests: XCTestCase {
+    var env: TestDeployment!
+    var upstreams: [any Stoppable] = []
+
+    override func tearDown() {
+        env?.shutdown()
+        upstreams.forEach { $0.stop() }
+    }
+
+    /// `[held]` (answers 503 once the test lets it) and `[ok]` (answers 200), `GET /x` at 10 credits each.
+    private func start(held: HeldUpstream, ok: RawUpstream) throws {
+        var spend = SpendSettings()
+        spend.installDailyCredits = 100
+        spend.appDailyCredits = 1_000
+        env = try TestDeployment(extraProviders: { _ in
+            CreditReleaseTests.provider("held", port: held.port) + CreditReleaseTests.provider("ok", port: ok.port)
+        }, settings: { $0.spend = spend })
+    }
+
+    /// How many `credit_release` store operations finished (each one's write is done when counted).
+    private func releasesFinished() -> Int {
+        let text = env.deployment.service.asyncStore.renderMetrics()
+        let prefix = #"keyward_store_operation_seconds_count{operation="credit_release"} "#
+        return text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Int($0.dropFirst(prefix.count)) } ?? 0
+    }
+
+    /// Sends `GET /p/<provider>/x` with `key` on a thread of its own; the status arrives in `into`.
+    private func callInBackground(_ provider: String, token: String, key: String, into statuses: ConcurrentResults<Int>, group: DispatchGroup) {
+        let (client, bearer) = (env.client, env.bearer(token))
+        group.enter()
+        Thread.detachNewThread {
+            defer { group.leave() }
+            let status = (try? client.call("GET", "/p/\(provider)/x", headers: [bearer, ("Idempotency-Key", key)]).status) ?? -1
+            statuses.append(status)
+        }
+    }
+
+    func testARepeatAnsweredWhileTheFirstCallIsGivenBackKeepsTheOneCharge() throws {
+        let held = try HeldUpstream(answer: CreditReleaseTests.answer(503))
+        let ok = try RawUpstream(answer: CreditReleaseTests.answer(200))
+        upstreams = [held, ok]
+        try start(held: held, ok: ok)
+        let (device, token) = try env.session()
+        let install = CreditSpend.installScope(Hex.encode(device.keyID))
+        let day = SpendSettings.day(ofSeconds: env.deployment.time.nowSeconds())
+        let statuses = ConcurrentResults<Int>()
+        let group = DispatchGroup()
+
+        // The first call is charged and waits at the provider.
+        callInBackground("held", token: token, key: "order-7", into: statuses, group: group)
+        XCTAssertTrue(held.waitForRequests(1), "the first call never reached the provider")
+        XCTAssertEqual(try env.deployment.store.creditsUsed(scope: install, day: day), 10)
+        // Its repeat, while it is in flight, is not charged again and is answered.
+        let repeatCall = try env.client.call("GET", "/p/ok/x", headers: [env.bearer(token), ("Idempotency-Key", "order-7")])
+        XCTAssertEqual(repeatCall.status, 200)
+        XCTAssertEqual(try env.deployment.store.creditsUsed(scope: install, day: day), 10)
+        // Then the first call goes unbilled (503): the repeat was billed, so the charge stays.
+        held.release()
+        XCTAssertEqual(group.wait(timeout: .now() + 30), .success)
+        XCTAssertEqual(statuses.values, [503])
+        XCTAssertTrue(waitUntil { self.releasesFinished() == 1 }, "the first call's release never ran")
+        XCTAssertEqual(try env.deployment.store.creditsUsed(scope: install, day: day), 10, "one charge for the key, kept")
+        XCTAssertEqual(try env.deployment.store.creditsUsed(scope: CreditSpend.appScope, day: day), 10)
+        XCTAssertEqual(env.deployment.service.metrics.value("keyward_credits_released_total", ["provider": "held", "tier": "free"]), 0)
+        // The claim stands: another repeat is still free.
+        XCTAssertEqual(try env.client.call("GET", "/p/ok/x", headers: [env.bearer(token), ("Idempotency-Key", "order-7")]).status, 200)
+        XCTAssertEqual(try env.deployment.store.creditsUsed(scope: install, day: day), 10)
+    }
+
+    func testTheChargeIsGivenBackOnceWhenEveryCallUnderTheKeyWentUnbilledAndTheNextRetryPays() throws {
+        let held = try HeldUpstream(answer: CreditReleaseTests.answer(503))
+        let ok = try RawUpstream(answer: CreditReleaseTests.answer(200))
+        upstreams = [held, ok]
+        try start(held: held, ok: ok)
+        let (device, token) = try env.session()
+        let install = CreditSpend.installScope(Hex.encode(device.keyID))
+        let day = SpendSettings.day(ofSeconds: env.deployment.time.nowSeconds())
+        let statuses = ConcurrentResults<Int>()
+        let group = DispatchGroup()
+
+        // Four calls with one key in flight together at the provider: charged once.
+        for _ in 0..<4 { callInBackground("held", token: token, key: "order-8", into: statuses, group: group) }
+        XCTAssertTrue(held.waitForRequests(4), "the calls never all reached the provider")
+        XCTAssertEqual(try env.deployment.store.creditsUsed(scope: install, day: day), 10)
+        held.release()
+        XCTAssertEqual(group.wait(timeout: .now() + 30), .success)
+        XCTAssertEqual(statuses.values, [503, 503, 503, 503])
+        XCTAssertTrue(waitUntil { self.releasesFinished() == 4 }, "not every release ran")
+        // All four went unbilled: the one charge was given back, once.
+        XCTAssertEqual(try env.deployment.store.creditsUsed(scope: install, day: day), 0)
+        XCTAssertEqual(try env.deployment.store.creditsUsed(scope: CreditSpend.appScope, day: day), 0)
+        XCTAssertEqual(env.deployment.service.metrics.value("keyward_credits_released_total", ["provider": "held", "tier": "free"]), 10)
+        // The claim was forgotten with it: the retry that follows pays.
+        XCTAssertEqual(try env.client.call("GET", "/p/ok/x", headers: [env.bearer(token), ("Idempotency-Key", "order-8")]).status, 200)
+        XCTAssertEqual(try env.deployment.store.creditsUsed(scope: install, day: day), 10)
+    }
+
+    func testFiftyConcurrentCallsWithOneKeyAreChargedOnceAndAllForwarded() throws {
+        let held = try HeldUpstream(answer: CreditReleaseTests.answer(503))
+        let ok = try RawUpstream(answer: CreditReleaseTests.answer(200))
+        upstreams = [held, ok]
+        try start(held: held, ok: ok)
+        held.release()
+        let (device, token) = try env.session()
+        let (other, otherToken) = try env.session()
+        let day = SpendSettings.day(ofSeconds: env.deployment.time.nowSeconds())
+        let statuses = ConcurrentResults<Int>()
+        let group = DispatchGroup()
+        for index in 0..<50 {
+            callInBackground("ok", token: index % 2 == 0 ? token : otherToken, key: "order-9", into: statuses, group: group)
+        }
+        XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
+        XCTAssertEqual(statuses.values.filter { $0 == 200 }.count, 50)
+        XCTAssertEqual(try env.deployment.store.creditsUsed(scope: CreditSpend.installScope(Hex.encode(device.keyID)), day: day), 10)
+        XCTAssertEqual(try env.deployment.store.creditsUsed(scope: CreditSpend.installScope(Hex.encode(other.keyID)), day: day), 10,
+                       "the same key from another device is another call")
+        XCTAssertEqual(try env.deployment.store.creditsUsed(scope: CreditSpend.appScope, day: day), 20)
+    }
+}
+
+/// Something a test starts and stops.
+protocol Stoppable { func stop() }
+extension RawUpstream: Stoppable {}
+
+/// An upstream that holds every request until `release()` (the hold is the behaviour under
+/// test: calls in flight together), then answers each with `answer` and closes. Counts arrivals.
+final class HeldUpstream: Stoppable, @unchecked Sendable {
+    private let listener: Int32
+    private let answer: [UInt8]
+    private let arrived = Mutex<Int>(0)
+    private let gate = Mutex<Bool>(false)
+    private let condition = NSCondition()
+    let port: UInt16
+
+    init(answer: String) throws {
+        self.answer = Array(answer.utf8)
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.listener = listener
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }
+        guard bound == 0, listen(listener, 64) == 0 else { throw POSIXError(.EADDRINUSE) }
+        var actual = sockaddr_in()
+        var actualLength = length
+        _ = withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &actualLength) }
+        }
+        port = UInt16(bigEndian: actual.sin_port)
+        Thread.detachNewThread { [self] in acceptLoop() }
+    }
+
+    /// Waits (up to 10 s) until `count` requests arrived; false if they did not.
+    func waitForRequests(_ count: Int) -> Bool { waitUntil(timeout: 10) { self.arrived.withLock { $0 } >= count } }
+
+    /// Lets every held and later request be answered.
+    func release() {
+        condition.lock()
+        gate.withLock { $0 = true }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func stop() {
+        release()
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    private func acceptLoop() {
+        while true {
+            let connection = accept(listener, nil, nil)
+            guard connection >= 0 else { return }
+            Thread.detachNewThread { [self] in serve(connection) }
+        }
+    }
+
+    private func serve(_ connection: Int32) {
+        defer { close(connection) }
+        var pending: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while pending.firstRange(of: Array("\r\n\r\n".utf8)) == nil {
+            let count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { return }
+            pending += buffer[0..<count]
+        }
+        arrived.withLock { $0 += 1 }
+        condition.lock()
+        while !gate.withLock({ $0 }) { condition.wait() }
+        condition.unlock()
+        _ = answer.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+}
