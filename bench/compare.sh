@@ -102,6 +102,8 @@ CONF
 done
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# Context switches of every thread of the process, voluntary and not.
+switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ {n += $2} END {print n}'; }
 ticks_per_second=$(getconf CLK_TCK)
 echo "wrk -t$threads -c$connections -d${duration}s, $rounds alternating rounds, $(nproc) cores"
 echo "A = ${binaries[0]}"
@@ -119,15 +121,16 @@ measure() {  # binary-index target-name
   fi
   wrk -t"$threads" -c"$connections" -d2s "${extra[@]}" "$url" >/dev/null
   local before after out requests rps errors cpu name
-  before=$(cpu_ticks "${serve_pids[$i]}")
+  before=$(cpu_ticks "${serve_pids[$i]}"); switched=$(switches "${serve_pids[$i]}")
   out=$(wrk -t"$threads" -c"$connections" -d"${duration}s" "${extra[@]}" "$url")
-  after=$(cpu_ticks "${serve_pids[$i]}")
+  after=$(cpu_ticks "${serve_pids[$i]}"); switched=$(( $(switches "${serve_pids[$i]}") - switched ))
   requests=$(awk '/requests in/ {print $1}' <<<"$out")
   rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
   errors=$(awk '/Non-2xx/ {print $NF}' <<<"$out")
   cpu=$(python3 -c "print('%.1f' % (($after - $before) / $ticks_per_second * 1e6 / $requests))")
   name=$([ "$i" = 0 ] && echo A || echo B)
-  printf 'round %d %s %-9s %12s req/s   %6s µs CPU per request%s\n' "$round" "$name" "$target" "$rps" "$cpu" "${errors:+   non-2xx $errors}"
+  printf 'round %d %s %-9s %12s req/s   %6s µs CPU   %5s context switches per request%s\n' "$round" "$name" "$target" "$rps" "$cpu" \
+    "$(python3 -c "print('%.2f' % ($switched / $requests))")" "${errors:+   non-2xx $errors}"
   sum_rps[$i$target]=$(python3 -c "print(${sum_rps[$i$target]:-0} + $rps)")
   sum_cpu[$i$target]=$(python3 -c "print(${sum_cpu[$i$target]:-0} + $cpu)")
 }

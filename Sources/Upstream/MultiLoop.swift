@@ -24,8 +24,6 @@ final class MultiLoop: @unchecked Sendable {
         var starts: [TransferState] = []
         var resumes: [TransferState] = []
         var cancels: [TransferState] = []
-        /// Work handed over by other threads to run on this one (``perform(_:)``), in order.
-        var tasks: [@Sendable () -> Void] = []
         var shutdownRequested = false
         /// An event source to run on this thread from now on (``attach(_:)``).
         var attachment: AttachedEventSource?
@@ -133,14 +131,6 @@ final class MultiLoop: @unchecked Sendable {
         if !isLoopThread { _ = post { _ in } }
     }
 
-    /// Runs `work` on the loop thread: at once when called there outside a libcurl callback,
-    /// otherwise at the loop's next turn, after the transfers handed over before it. After shutdown
-    /// it runs on the caller's thread (whatever it starts then completes with `.cancelled`).
-    func perform(_ work: @escaping @Sendable () -> Void) {
-        if isLoopThread && !insideLibcurl { return work() }
-        if !post({ $0.tasks.append(work) }) { work() }
-    }
-
     func enqueueResume(_ state: TransferState) { _ = post { $0.resumes.append(state) } }
 
     func enqueueCancel(_ state: TransferState) { _ = post { $0.cancels.append(state) } }
@@ -188,20 +178,18 @@ final class MultiLoop: @unchecked Sendable {
                 box.starts.removeAll()
                 box.resumes.removeAll()
                 box.cancels.removeAll()
-                box.tasks.removeAll()
                 box.wakePending = false
                 box.attachment = nil
                 return taken
             }
             if batch.shutdownRequested {
-                close(pendingStarts: batch.starts, pendingTasks: batch.tasks)
+                close(pendingStarts: batch.starts)
                 return
             }
             if let source = batch.attachment, kw_epoll_watch(epollFD, source.descriptor, 1, 0) == 0 {
                 attached = source
             }
             apply(batch)
-            for work in batch.tasks { work() }
             var sourceReady = false
             for index in 0..<max(0, ready) where readyFDs[index] != wakeFD {
                 let socket = readyFDs[index]
@@ -365,16 +353,13 @@ final class MultiLoop: @unchecked Sendable {
     }
 
     /// Shutdown: closes the inbox, cancels everything and frees the multi handle.
-    /// Cancels everything, frees the multi handle and closes the descriptors. Handed-over work
-    /// still runs, after the close, so whatever it starts completes with `.cancelled`.
-    private func close(pendingStarts: [TransferState], pendingTasks: [@Sendable () -> Void]) {
-        let (late, lateTasks) = inbox.withLock { box -> ([TransferState], [@Sendable () -> Void]) in
+    private func close(pendingStarts: [TransferState]) {
+        let late = inbox.withLock { box -> [TransferState] in
             box.isClosed = true
-            return (box.starts, box.tasks)
+            return box.starts
         }
         for state in Array(active.values) { finish(state, .cancelled) }
         for state in pendingStarts + late { complete(state, .cancelled) }
-        for work in pendingTasks + lateTasks { work() }
         curl_multi_cleanup(multi)
         _ = Glibc.close(epollFD)  // nothing can signal after isClosed: post checks it under the lock
         _ = Glibc.close(wakeFD)

@@ -73,14 +73,6 @@ public final class UpstreamClient: Sendable {
         return UpstreamTransfer(state: state, loop: loop)
     }
 
-    /// Runs `work` on the client's thread: at once when called there (outside a libcurl callback),
-    /// else at its next turn. Work that starts a transfer belongs there: another thread that learns
-    /// a request may go on (a store answer) hands it over instead of setting the transfer up itself.
-    /// After `shutdown()` it runs on the caller's thread, and what it starts completes `.cancelled`.
-    public func perform(_ work: @escaping @Sendable () -> Void) {
-        loop.perform(work)
-    }
-
     /// Runs `source` on the client's thread from its next turn on; see ``AttachedEventSource``.
     /// A client gets at most one; a second replaces the first.
     public func attach(_ source: AttachedEventSource) {

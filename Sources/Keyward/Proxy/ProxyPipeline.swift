@@ -67,11 +67,9 @@ final class ProxyPipeline: Sendable {
             let provider = route.provider
             let slotLimit = provider.maxUpstreamConnections ?? defaultMaxUpstreamConnections
             let credits = self.credits
-            // Whichever thread learns the admission is durable hands the request back to this
-            // loop, which takes the connection slot (so a request waiting on the store holds none)
-            // and sets up the transfer: the store's threads only decide, and a commit's waiters
-            // go on in parallel on their loops instead of one after another on the commit thread.
-            let forwardOnLoop: @Sendable (CreditCharge?) -> Void = { charge in
+            // Whichever thread learns the admission is durable only hands the request to the loop's
+            // client. The connection slot is taken then, so a request waiting on the store holds none.
+            let forward: @Sendable (CreditCharge?) -> Void = { charge in
                 var release: (@Sendable () -> Void)?
                 if let charge, let credits { release = { credits.release(charge) } }
                 guard let slot = slots.take(provider.name, limit: slotLimit) else {
@@ -87,7 +85,6 @@ final class ProxyPipeline: Sendable {
                     extraHeaders: RateLimitHeaders.fields(self.limitsAfter(provider, deviceID: claims.sub, charge: charge)))
                 exchange.begin(upstream.start(request, handler: exchange))
             }
-            let forward: @Sendable (CreditCharge?) -> Void = { charge in upstream.perform { forwardOnLoop(charge) } }
             let cost = provider.cost(method: head.method, segments: segments)
             let idempotencyKeyHash = Self.idempotencyKeyHash(head)
             let limitThenForward: @Sendable (String) -> Void = { tier in
