@@ -10,6 +10,7 @@
 # each, then `keyward/nginx req/s ratio: R`, and last `keyward-limited/nginx req/s ratio: R`.
 #
 # Usage: bench/proxy.sh [duration-seconds (default 10)] [connections (default 64)]
+# KEYWARD_BIN=path uses a prebuilt binary instead of building `-c release`.
 # Everything listens on 127.0.0.1 and stops when the script ends.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,8 +26,12 @@ if [ ${#need[@]} -gt 0 ]; then
   $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 bash scripts/install-deps.sh
-swift build -c release --product keyward >/dev/null
-keyward="$(swift build -c release --show-bin-path)/keyward"
+if [ -n "${KEYWARD_BIN:-}" ]; then
+  keyward="$KEYWARD_BIN"
+else
+  swift build -c release --product keyward >/dev/null
+  keyward="$(swift build -c release --show-bin-path)/keyward"
+fi
 
 work="$(mktemp -d)"
 pids=()

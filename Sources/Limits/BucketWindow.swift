@@ -17,6 +17,9 @@ final class BucketWindow {
     private var sum: Int = 0
     /// The bucket index the counters are current for.
     private var latest: Int64 = Int64.min
+    /// No bucket before this index holds a count: where `usage` starts looking for the oldest
+    /// counted one. It stays true because admissions only go into the latest bucket or later.
+    private var oldestCandidate: Int64 = Int64.min
 
     init(rule: LimitRule, buckets: Int) {
         self.rule = rule
@@ -88,11 +91,17 @@ final class BucketWindow {
     func usage(now: Int64) -> (used: Int, resetMillis: Int64) {
         let b = bucket(of: now)
         advance(to: b)
-        var j = b - span
+        // Constant time amortised: each bucket is passed over once, since the search resumes
+        // where the last one stopped.
+        var j = max(b - span, oldestCandidate)
         while j <= b {
-            if counts[slot(j)] > 0 { return (sum, max(0, (j + span + 1) * width - now)) }
+            if counts[slot(j)] > 0 {
+                oldestCandidate = j
+                return (sum, max(0, (j + span + 1) * width - now))
+            }
             j += 1
         }
+        oldestCandidate = b
         return (sum, 0)
     }
 }

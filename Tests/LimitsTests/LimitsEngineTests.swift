@@ -96,6 +96,37 @@ final class LimitsEngineTests: XCTestCase {
         }
     }
 
+    /// The bucketed window's usage against a model that keeps every admission: the count is the
+    /// admissions in the buckets still counted, the reset is when the oldest of those buckets
+    /// leaves. Random bursts and idle gaps, so the oldest counted bucket moves by small steps and
+    /// by whole windows.
+    func testBucketedUsageMatchesAModelOfEveryAdmission() {
+        let buckets = 50
+        let rule = LimitRule(limit: 1_000, windowMillis: 10_000)
+        let engine = LimitsEngine(ringLimit: 0, bucketsPerWindow: buckets)
+        let width = rule.windowMillis / Int64(buckets)
+        let span = Int64(buckets)
+        var generator = SplitMix(seed: 7)
+        var now = start
+        var admittedBuckets: [Int64] = []
+        var nonZeroResets = 0
+        for step in 0..<5_000 {
+            now += Int64(generator.next() % 50 == 0 ? generator.next() % 15_000 : generator.next() % 40)
+            if generator.next() % 3 != 0, engine.admit(key: "k", rules: [rule], nowMillis: now) == .admitted {
+                admittedBuckets.append(now / width)
+            }
+            let b = now / width
+            let counted = admittedBuckets.filter { $0 >= b - span }
+            let expectedReset = counted.min().map { ($0 + span + 1) * width - now } ?? 0
+            let usage = engine.usage(key: "k", rules: [rule], nowMillis: now)
+            XCTAssertEqual(usage.first?.used, counted.count, "used at step \(step)")
+            XCTAssertEqual(usage.first?.resetMillis, expectedReset, "reset at step \(step)")
+            if expectedReset > 0 { nonZeroResets += 1 }
+        }
+        XCTAssertGreaterThan(nonZeroResets, 1_000, "the model must see counted windows")
+        XCTAssertGreaterThan(admittedBuckets.count, 1_000)
+    }
+
     func testRestoredAdmissionsCountAsBefore() {
         let engine = LimitsEngine()
         let rules = [LimitRule(limit: 3, windowMillis: 86_400_000)]

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Instructions per proxied request, counted by valgrind's callgrind: the same figure whatever else
+# the machine runs, so two builds (or two targets) compare without alternating runs. Kernel time
+# is not counted, only the proxy process's own instructions (every thread).
+#
+# For each target (a provider without limits, one session; one with `rate_limit` over 100 devices)
+# `keyward serve` runs under callgrind twice, once answering N requests and once 2N, from 4
+# keep-alive client threads; the difference over N is the per-request figure, start-up excluded.
+#
+# Usage: [PROFILES=dir] bench/instructions.sh [BINARY (default: a release build)] [N (default 2000)]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+requests="${2:-2000}"
+if [ -n "${1:-}" ]; then
+  keyward="$1"
+else
+  swift build -c release --product keyward >/dev/null
+  keyward="$(swift build -c release --show-bin-path)/keyward"
+fi
+command -v valgrind >/dev/null && command -v nginx >/dev/null || { echo "needs valgrind and nginx" >&2; exit 2; }
+
+work="$(mktemp -d)"
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  [ -f "$work/upstream/nginx.pid" ] && kill "$(cat "$work/upstream/nginx.pid")" 2>/dev/null || true
+  sleep 0.3
+  rm -rf "$work"
+}
+trap cleanup EXIT
+# Valgrind 3.19 gives up on the DWARF 5 that Swift 6 writes: count a copy without debug sections
+# (the instructions are the same).
+objcopy --strip-debug "$keyward" "$work/keyward"
+keyward="$work/keyward"
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+upstream_port=$(free_port); port=$(free_port); admin=$(free_port)
+mkdir -p "$work/upstream/logs"
+cat > "$work/upstream/nginx.conf" <<CONF
+worker_processes 1;
+pid $work/upstream/nginx.pid;
+error_log $work/upstream/logs/error.log error;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  keepalive_requests 1000000;
+  server {
+    listen 127.0.0.1:$upstream_port;
+    location / { default_type application/json; return 200 '{"ok":true}'; }
+  }
+}
+CONF
+nginx -p "$work/upstream" -c "$work/upstream/nginx.conf"
+
+cat > "$work/providers.toml" <<CONF
+[bench]
+base_url = "http://127.0.0.1:$upstream_port"
+allow_http_loopback = true
+secret = "BENCH_KEY"
+auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
+allow = [ { method = "GET", path = "/v1/*" } ]
+
+[benchlimited]
+base_url = "http://127.0.0.1:$upstream_port"
+allow_http_loopback = true
+secret = "BENCH_KEY"
+auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
+allow = [ { method = "GET", path = "/v1/*" } ]
+rate_limit = { per_minute = 1000000, per_day = 100000000 }
+CONF
+cat > "$work/keyward.toml" <<CONF
+providers_file = "$work/providers.toml"
+[listen]
+proxy = "127.0.0.1:$port"
+admin = "127.0.0.1:$admin"
+[store]
+url = "sqlite://$work/keyward.db"
+[apple]
+team_id = "BENCHTEAM1"
+bundle_ids = ["dev.keyward.bench"]
+environment = "production"
+CONF
+export BENCH_KEY="bench-key" KEYWARD_SESSION_KEY_FILE="$work/session.pem"
+"$keyward" keys generate --out "$work/session.pem" >/dev/null 2>&1
+"$keyward" migrate --config "$work/keyward.toml" >/dev/null
+seq 1 100 | xargs -P 2 -I{} "$keyward" sessions mint --config "$work/keyward.toml" --device "bench-device-{}" \
+  --platform ios --register --ttl 3600 --token-only >"$work/tokens.txt"
+
+# count PATH N: runs serve under callgrind, sends N requests to PATH (sessions taken in turn from
+# tokens.txt), stops it and prints the process's total instructions.
+count() {
+  local path="$1" n="$2"
+  local out="$work/callgrind${path//\//_}.$n"
+  valgrind --tool=callgrind --callgrind-out-file="$out" "$keyward" serve --config "$work/keyward.toml" 2>"$work/serve.log" &
+  local pid=$!
+  pids+=("$pid")
+  local ready=""
+  for _ in $(seq 1 600); do
+    curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && { ready=1; break; }
+    sleep 0.1
+  done
+  [ -n "$ready" ] || { { echo "keyward under callgrind did not become ready:"; tail -5 "$work/serve.log"; } >&2; exit 1; }
+  python3 - "$port" "$path" "$n" "$work/tokens.txt" <<'PY'
+import http.client, sys, threading
+port, path, n, tokens_file = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
+tokens = [line.strip() for line in open(tokens_file) if line.strip()]
+clients = 4
+failures = []
+def run(index):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    for k in range(index, n, clients):
+        connection.request("GET", path, headers={"Authorization": "Bearer " + tokens[k % len(tokens)]})
+        response = connection.getresponse()
+        response.read()
+        if response.status != 200:
+            failures.append(response.status)
+threads = [threading.Thread(target=run, args=(i,)) for i in range(clients)]
+for t in threads: t.start()
+for t in threads: t.join()
+if failures:
+    sys.exit("%d of %d requests failed: %s" % (len(failures), n, sorted(set(failures))))
+PY
+  kill -TERM "$pid"
+  wait "$pid" 2>/dev/null || true
+  awk '/^summary:/ {print $2} /^totals:/ {print $2}' "$out" | head -1
+  # PROFILES=dir keeps each run's callgrind file there, for callgrind_annotate.
+  if [ -n "${PROFILES:-}" ]; then mkdir -p "$PROFILES" && cp "$out" "$PROFILES/"; fi
+}
+
+echo "callgrind instructions per request of $keyward (N = $requests and 2N, 4 keep-alive clients)"
+for target in bench benchlimited; do
+  one=$(count "/p/$target/v1/models" "$requests")
+  two=$(count "/p/$target/v1/models" "$((requests * 2))")
+  python3 -c "print('%-13s %10.0f instructions per request' % ('$target', ($two - $one) / $requests))"
+done
