@@ -86,6 +86,29 @@ public final class LimitsEngine: Sendable {
         }
     }
 
+    /// `admit`, and under the same lock each rule's count as the decision left it (the admission
+    /// included when admitted), in the order given, as `usage` would answer right after.
+    /// No rules: admitted with no usage. Invalid rules refuse as `admit` does, with no usage.
+    public func admitCounting(key: String, rules: [LimitRule], nowMillis: Int64) -> (decision: LimitDecision, usage: [LimitUsage]) {
+        guard !rules.isEmpty else { return (.admitted, []) }
+        if let bad = rules.first(where: { !$0.isValid }) { return (.refused(retryAfterMillis: max(1, bad.windowMillis)), []) }
+        return stripe(key).withLock { table -> (decision: LimitDecision, usage: [LimitUsage]) in
+            let state = windows(&table, key: key, rules: rules)
+            var wait: Int64 = 0
+            var at = nowMillis
+            for window in state.windows {
+                at = max(at, window.effectiveTime(nowMillis))
+                wait = max(wait, window.wait(now: nowMillis))
+            }
+            if wait == 0 { for window in state.windows { window.record(at) } }
+            let usage = state.windows.map { window in
+                let (used, reset) = window.usage(now: nowMillis)
+                return LimitUsage(rule: window.rule, used: used, resetMillis: reset)
+            }
+            return (wait == 0 ? .admitted : .refused(retryAfterMillis: wait), usage)
+        }
+    }
+
     /// What each of `rules` has counted for `key` at `nowMillis`, in the order given, without
     /// admitting anything: the used count (the bucketed rules' count may include up to one bucket
     /// more than the exact window, as their decisions do) and milliseconds until the oldest counted

@@ -121,6 +121,13 @@ public protocol Store: Sendable {
     /// - Throws: `.invalidInput` (`rate_window`) for a window with a non-positive duration or a negative limit.
     func consumeRate(key: String, limits: [RateWindow], nowMillis: Int64) throws(StoreError) -> RateDecision
 
+    /// `consumeRate`'s decision, with each window's count as the decision left it when the store
+    /// counts in the same step (PostgreSQL: one statement, `keyward_admit_counted`); the default
+    /// answers `consumeRate` with no usage.
+    /// - Returns: the decision, and `usage` in the order of `limits` or nil.
+    /// - Throws: as `consumeRate`.
+    func consumeRateCounted(key: String, limits: [RateWindow], nowMillis: Int64) throws(StoreError) -> RateAdmission
+
     /// What each of `limits` has counted for `key` at `nowMillis`, without admitting anything (for
     /// `GET /v1/usage`), by the same count `consumeRate` decides on: one entry per window, in the
     /// order given; a window with nothing recorded counts 0. PostgreSQL reads on its own clock
@@ -181,4 +188,11 @@ public protocol Store: Sendable {
     /// (index range deletes); call it every minute or so. Returns how many rows went.
     @discardableResult
     func purgeExpired(nowMillis: Int64) throws(StoreError) -> PurgeCounts
+}
+
+extension Store {
+    /// `consumeRate` without counting: a store that cannot count in the same step answers no usage.
+    public func consumeRateCounted(key: String, limits: [RateWindow], nowMillis: Int64) throws(StoreError) -> RateAdmission {
+        RateAdmission(try consumeRate(key: key, limits: limits, nowMillis: nowMillis))
+    }
 }

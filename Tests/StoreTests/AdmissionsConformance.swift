@@ -14,6 +14,11 @@ protocol AdmissionsHarness {
 
 /// Waits for one decision (tests only; the request path never waits).
 func admitAndWait(_ store: AsyncStore, key: String, limits: [RateWindow], nowMillis: Int64) throws -> RateDecision {
+    try admitCountedAndWait(store, key: key, limits: limits, nowMillis: nowMillis).decision
+}
+
+/// Waits for one decision and the counts it answered with (tests only).
+func admitCountedAndWait(_ store: AsyncStore, key: String, limits: [RateWindow], nowMillis: Int64) throws -> RateAdmission {
     let done = DispatchSemaphore(value: 0)
     let outcome = ResultBox()
     store.admit(key: key, limits: limits, nowMillis: nowMillis) { result in
@@ -26,9 +31,9 @@ func admitAndWait(_ store: AsyncStore, key: String, limits: [RateWindow], nowMil
 
 final class ResultBox: @unchecked Sendable {
     private let lock = NSLock()
-    private var result: Result<RateDecision, StoreError>?
-    func set(_ value: Result<RateDecision, StoreError>) { lock.withLock { result = value } }
-    func get() throws -> RateDecision {
+    private var result: Result<RateAdmission, StoreError>?
+    func set(_ value: Result<RateAdmission, StoreError>) { lock.withLock { result = value } }
+    func get() throws -> RateAdmission {
         guard let result = lock.withLock({ result }) else { throw StoreError(.unavailable, "test_no_answer") }
         return try result.get()
     }

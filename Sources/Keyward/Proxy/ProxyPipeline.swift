@@ -69,7 +69,7 @@ final class ProxyPipeline: Sendable {
             let credits = self.credits
             // Whichever thread learns the admission is durable only hands the request to the loop's
             // client. The connection slot is taken then, so a request waiting on the store holds none.
-            let forward: @Sendable (CreditCharge?) -> Void = { charge in
+            let forward: @Sendable (CreditCharge?, [RateWindowUsage]?) -> Void = { charge, windowUsage in
                 var release: (@Sendable () -> Void)?
                 if let charge, let credits { release = { credits.release(charge) } }
                 guard let slot = slots.take(provider.name, limit: slotLimit) else {
@@ -82,16 +82,16 @@ final class ProxyPipeline: Sendable {
                 let exchange = ProxyExchange(
                     writer: writer, record: record, method: head.method, responseHead: responseHead, finisher: finisher,
                     lifecycle: lifecycle, time: time, slot: slot, releaseCredits: release,
-                    extraHeaders: RateLimitHeaders.fields(self.limitsAfter(provider, deviceID: claims.sub, charge: charge)))
+                    extraHeaders: RateLimitHeaders.fields(Self.limits(charge: charge, windows: windowUsage, nowSeconds: time.nowSeconds())))
                 exchange.begin(upstream.start(request, handler: exchange))
             }
             let cost = provider.cost(method: head.method, segments: segments)
             let idempotencyKeyHash = Self.idempotencyKeyHash(head)
             let limitThenForward: @Sendable (String) -> Void = { tier in
-                self.limitRate(provider, deviceID: claims.sub, writer: writer, record: record) {
+                self.limitRate(provider, deviceID: claims.sub, writer: writer, record: record) { windowUsage in
                     self.spendCredits(
                         provider, cost: cost, deviceID: claims.sub, tier: tier, idempotencyKeyHash: idempotencyKeyHash, writer: writer,
-                        record: record, then: forward)
+                        record: record, then: { charge in forward(charge, windowUsage) })
                 }
             }
             let cached = authenticator.cachedStatus(claims)
@@ -135,27 +135,28 @@ final class ProxyPipeline: Sendable {
 
     /// The limit phase: the provider's per-device windows, exact over trailing windows
     /// (`docs/limits.md`), decided without blocking. `then` runs once the admission is durable, on
-    /// whichever thread made it so; a refusal answers 429 with `Retry-After`, a store failure or
-    /// the store deadline 503.
+    /// whichever thread made it so, with each window's count as the admission left it (nil when the
+    /// store did not count); a refusal answers 429 with `Retry-After` and the `X-RateLimit-*` fields
+    /// of the refusing count, a store failure or the store deadline 503.
     ///
     /// It runs before the spend phase, and an admission is kept whatever follows: a call the
     /// budgets then refuse keeps its unit (the window bounds what one device makes Keyward do, so a
     /// device retrying past its budget is soon refused here without a store write), while a call
     /// refused here never reaches the budgets, so no refusal charges the shared app ceiling.
     func limitRate(
-        _ provider: Provider, deviceID: String, writer: ResponseWriter, record: RequestRecord, then: @escaping @Sendable () -> Void
+        _ provider: Provider, deviceID: String, writer: ResponseWriter, record: RequestRecord,
+        then: @escaping @Sendable ([RateWindowUsage]?) -> Void
     ) {
         let windows = authorizer.rateWindows(for: provider)
-        guard !windows.isEmpty else { return then() }
-        let (finisher, authorizer) = (self.finisher, self.authorizer)
+        guard !windows.isEmpty else { return then([]) }
+        let (finisher, authorizer, time) = (self.finisher, self.authorizer, self.time)
         asyncStore.admit(key: "\(provider.name)|\(deviceID)", limits: windows, nowMillis: time.nowMillis()) { result in
             switch result {
-            case .success(.allowed):
-                then()
-            case .success(.limited(let retryAfter)):
+            case .success(let admission):
+                guard case .limited(let retryAfter) = admission.decision else { return then(admission.usage) }
                 authorizer.rateRefused(provider, deviceID: deviceID, retryAfterSeconds: retryAfter)
                 record.note(.rateLimited(.provider))
-                let limits = self.limitsAfter(provider, deviceID: deviceID, charge: nil)
+                let limits = Self.limits(charge: nil, windows: admission.usage, nowSeconds: time.nowSeconds())
                 finisher.respondError(writer, record, APIError.rateLimited(reason: "provider_rate_limited", retryAfterSeconds: retryAfter)
                     .adding(RateLimitHeaders.fields(limits)))
             case .failure(let error):
@@ -164,17 +165,15 @@ final class ProxyPipeline: Sendable {
         }
     }
 
-    /// The limits of a call of `provider` by `deviceID` as they stand: its daily credits after
-    /// `charge`, and the provider's rate windows when the store counts them in memory (SQLite).
-    func limitsAfter(_ provider: Provider, deviceID: String, charge: CreditCharge?) -> [RateLimitHeaders.Limit] {
+    /// The limits of one call as its decisions left them: its daily credits after `charge` (nil:
+    /// spend control off or refused before it) and each rate window's count as the admission
+    /// counted it (nil when the store did not count), for `RateLimitHeaders`.
+    static func limits(charge: CreditCharge?, windows: [RateWindowUsage]?, nowSeconds: Int64) -> [RateLimitHeaders.Limit] {
         var limits: [RateLimitHeaders.Limit] = []
-        if let charge, let credit = RateLimitHeaders.credits(limit: charge.installLimit, used: charge.installUsed, nowSeconds: time.nowSeconds()) {
+        if let charge, let credit = RateLimitHeaders.credits(limit: charge.installLimit, used: charge.installUsed, nowSeconds: nowSeconds) {
             limits.append(credit)
         }
-        let windows = authorizer.rateWindows(for: provider)
-        if !windows.isEmpty, let usage = asyncStore.admissions.usage(key: "\(provider.name)|\(deviceID)", limits: windows, nowMillis: time.nowMillis()) {
-            limits += usage.map(RateLimitHeaders.window)
-        }
+        limits += (windows ?? []).map(RateLimitHeaders.window)
         return limits
     }
 

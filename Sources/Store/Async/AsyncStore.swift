@@ -91,7 +91,7 @@ public final class AsyncStore: Sendable {
     }
 
     /// One rate decision; see `RateAdmissions.admit`. Timed as operation `admit`.
-    public func admit(key: String, limits: [RateWindow], nowMillis: Int64, completion: @escaping @Sendable (Result<RateDecision, StoreError>) -> Void) {
+    public func admit(key: String, limits: [RateWindow], nowMillis: Int64, completion: @escaping @Sendable (Result<RateAdmission, StoreError>) -> Void) {
         let metrics = self.metrics
         let began = DispatchTime.now().uptimeNanoseconds
         admissions.admit(key: key, limits: limits, nowMillis: nowMillis) { result in

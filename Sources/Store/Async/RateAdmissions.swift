@@ -8,8 +8,10 @@ public protocol RateAdmissions: Sendable {
     /// Decides one request of `key` at `nowMillis` (unix ms, the caller's clock; a store with a
     /// clock of its own, PostgreSQL's, uses that instead). The completion may run on the caller's
     /// thread (an answer known at once) or on a store thread.
-    /// Invalid windows answer `.invalidInput` (`rate_window`); no windows: `.allowed` at once.
-    func admit(key: String, limits: [RateWindow], nowMillis: Int64, completion: @escaping @Sendable (Result<RateDecision, StoreError>) -> Void)
+    /// Invalid windows answer `.invalidInput` (`rate_window`); no windows: `.allowed` at once, with
+    /// empty usage. The answer's `usage` is each window's count as this decision left it, when the
+    /// backend counts in the same step (SQLite's engine, PostgreSQL's `keyward_admit_counted`).
+    func admit(key: String, limits: [RateWindow], nowMillis: Int64, completion: @escaping @Sendable (Result<RateAdmission, StoreError>) -> Void)
 
     /// What each window of `key` has counted at `nowMillis`, without admitting anything, when the
     /// answer is in memory (never blocks); nil when only the database knows (PostgreSQL, wrappers).
@@ -21,17 +23,17 @@ extension RateAdmissions {
     public func usage(key: String, limits: [RateWindow], nowMillis: Int64) -> [RateWindowUsage]? { nil }
 }
 
-/// Any store's own `consumeRate`, run on the store executor: for stores without a faster way
-/// (test doubles wrapping another store).
+/// Any store's own `consumeRateCounted`, run on the store executor: PostgreSQL (one statement per
+/// decision), and stores without a faster way (test doubles wrapping another store).
 struct ExecutorAdmissions: RateAdmissions {
     let store: any Store
     let executor: StoreExecutor
 
-    func admit(key: String, limits: [RateWindow], nowMillis: Int64, completion: @escaping @Sendable (Result<RateDecision, StoreError>) -> Void) {
-        guard !limits.isEmpty else { return completion(.success(.allowed)) }
+    func admit(key: String, limits: [RateWindow], nowMillis: Int64, completion: @escaping @Sendable (Result<RateAdmission, StoreError>) -> Void) {
+        guard !limits.isEmpty else { return completion(.success(RateAdmission(.allowed, usage: []))) }
         let store = self.store
-        executor.run({ () throws(StoreError) -> RateDecision in
-            try store.consumeRate(key: key, limits: limits, nowMillis: nowMillis)
+        executor.run({ () throws(StoreError) -> RateAdmission in
+            try store.consumeRateCounted(key: key, limits: limits, nowMillis: nowMillis)
         }, completion: completion)
     }
 }

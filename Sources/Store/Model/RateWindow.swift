@@ -46,6 +46,23 @@ public enum RateDecision: Sendable, Equatable {
     case limited(retryAfterSeconds: Int)
 }
 
+/// One rate decision and, when the backend counted them in the same step (under the same lock or
+/// in the same statement), each window's count as the decision left it: the admission included
+/// when allowed. The `X-RateLimit-*` headers of the answer come from `usage`.
+public struct RateAdmission: Sendable, Equatable {
+    /// Allowed (recorded) or limited (nothing recorded).
+    public var decision: RateDecision
+    /// One entry per window, in the order the windows were given; nil when the backend decided
+    /// without counting (a store without a counted decision, a test double).
+    public var usage: [RateWindowUsage]?
+
+    /// - Parameters: see the properties.
+    public init(_ decision: RateDecision, usage: [RateWindowUsage]? = nil) {
+        self.decision = decision
+        self.usage = usage
+    }
+}
+
 /// Rows removed by `Store.purgeExpired`.
 public struct PurgeCounts: Sendable, Equatable {
     /// Challenges past their expiry (spent or not).

@@ -3,32 +3,50 @@ extension PostgresStore {
     /// most window / 100, never admits more than the limit).
     static let bucketsPerWindow = 100
 
-    /// The one-statement rate decision: `keyward_admit` locks the key's window rows for this
-    /// statement only, decides on the database's clock (or `nowMillis` when `databaseClock` is
-    /// off) and records the admission in every window, or nothing.
-    func admitShared(key: String, limits: [RateWindow], nowMillis: Int64?) throws(StoreError) -> RateDecision {
+    /// The one-statement rate decision: `keyward_admit_counted` locks the key's window rows for
+    /// this statement only, decides on the database's clock (or `nowMillis` when `databaseClock` is
+    /// off), records the admission in every window or nothing, and answers each window's count as
+    /// the decision left it (the figures `rateUsage` reads), so the answer's headers cost no
+    /// second round trip. Windows of one length are decided once, at the smallest of their limits.
+    func admitShared(key: String, limits: [RateWindow], nowMillis: Int64?) throws(StoreError) -> RateAdmission {
         try SlidingLog.validate(limits)
-        guard !limits.isEmpty else { return .allowed }
+        guard !limits.isEmpty else { return RateAdmission(.allowed, usage: []) }
         // Locked in window order by every decider, so two never wait on each other crosswise.
         let sorted = Dictionary(limits.map { ($0.durationMillis, $0.limit) }, uniquingKeysWith: min).sorted { $0.key < $1.key }
         let windows = "{" + sorted.map { String($0.key) }.joined(separator: ",") + "}"
         let caps = "{" + sorted.map { String($0.value) }.joined(separator: ",") + "}"
-        let wait = try pool.withConnection { connection throws(StoreError) -> Int64 in
+        let (wait, counted) = try pool.withConnection { connection throws(StoreError) -> (Int64, [Int64: (used: Int, resetMillis: Int64)]) in
             let rows = try connection.query(
-                "SELECT keyward_admit($1, $2::bigint[], $3::bigint[], $4::integer, $5, $6::integer)",
+                "SELECT wait_ms, window_ms, used, reset_ms FROM keyward_admit_counted($1, $2::bigint[], $3::bigint[], $4::integer, $5, $6::integer)",
                 [.text(key), .text(windows), .text(caps), .int64(Int64(Self.bucketsPerWindow)), .int64(nowMillis),
                  .int64(Int64(options.lockTimeoutMillis))])
-            return rows.rowCount == 1 ? try rows.int64(0, 0) : 0
+            guard rows.rowCount == sorted.count else {
+                throw StoreError(.unavailable, "postgres_admit_rows", detail: "keyward_admit_counted answered \(rows.rowCount) rows for \(sorted.count) windows")
+            }
+            var counted: [Int64: (used: Int, resetMillis: Int64)] = [:]
+            for row in 0..<rows.rowCount {
+                counted[try rows.int64(row, 1)] = (Int(try rows.int64(row, 2)), max(0, try rows.int64(row, 3)))
+            }
+            return (try rows.int64(0, 0), counted)
         }
-        return wait == 0 ? .allowed : .limited(retryAfterSeconds: SlidingLog.seconds(ceilingOf: wait))
+        let usage = limits.map { window in
+            let state = counted[window.durationMillis] ?? (0, 0)
+            return RateWindowUsage(window: window, used: state.used, resetMillis: state.resetMillis)
+        }
+        let decision: RateDecision = wait == 0 ? .allowed : .limited(retryAfterSeconds: SlidingLog.seconds(ceilingOf: wait))
+        return RateAdmission(decision, usage: usage)
     }
 
     public func consumeRate(key: String, limits: [RateWindow], nowMillis: Int64) throws(StoreError) -> RateDecision {
-        let decision = try admitShared(key: key, limits: limits, nowMillis: options.databaseClock ? nil : nowMillis)
+        try consumeRateCounted(key: key, limits: limits, nowMillis: nowMillis).decision
+    }
+
+    public func consumeRateCounted(key: String, limits: [RateWindow], nowMillis: Int64) throws(StoreError) -> RateAdmission {
+        let admission = try admitShared(key: key, limits: limits, nowMillis: options.databaseClock ? nil : nowMillis)
         if purgeTicker.isDue() {
             _ = try? pool.withConnection { connection throws(StoreError) in try Self.purgeRateEvents(connection, nowMillis: nowMillis) }
         }
-        return decision
+        return admission
     }
 
     public func rateUsage(key: String, limits: [RateWindow], nowMillis: Int64) throws(StoreError) -> [RateWindowUsage] {
@@ -37,7 +55,7 @@ extension PostgresStore {
         let windows = "{" + Set(limits.map(\.durationMillis)).sorted().map(String.init).joined(separator: ",") + "}"
         let clock: Int64? = options.databaseClock ? nil : nowMillis
         let counted = try pool.withConnection { connection throws(StoreError) -> [Int64: (used: Int, resetMillis: Int64)] in
-            // Read-only, as keyward_admit would count at now: the ring of span + 1 buckets holds
+            // Read-only, as keyward_admit_counted would count at now: the ring of span + 1 buckets holds
             // bucket j at position j mod (span + 1); buckets b − span … b count, where b is now's
             // bucket (or the latest, when the clock stepped back). The oldest counted non-empty
             // bucket leaves the window at (j + span + 1) × width.

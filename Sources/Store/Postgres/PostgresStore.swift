@@ -3,7 +3,7 @@
 ///
 /// Racing writes are single conditional statements, which PostgreSQL's row locks make exact under
 /// READ COMMITTED (a waiting UPDATE re-checks its WHERE against the winner's row). A rate decision
-/// is one statement too (`keyward_admit`, bucketed windows on the database's clock): no lock is
+/// is one statement too (`keyward_admit_counted`, bucketed windows on the database's clock): no lock is
 /// held between round trips, and nothing is prepared or `SET` for the session, so every statement
 /// works through a transaction-pooling PgBouncer.
 public final class PostgresStore: Store {

@@ -79,14 +79,16 @@ final class SQLiteAdmissions: RateAdmissions, @unchecked Sendable {
         }
     }
 
-    func admit(key: String, limits: [RateWindow], nowMillis: Int64, completion: @escaping @Sendable (Result<RateDecision, StoreError>) -> Void) {
+    func admit(key: String, limits: [RateWindow], nowMillis: Int64, completion: @escaping @Sendable (Result<RateAdmission, StoreError>) -> Void) {
         do { try SlidingLog.validate(limits) } catch { return completion(.failure(error)) }
-        guard !limits.isEmpty else { return completion(.success(.allowed)) }
+        guard !limits.isEmpty else { return completion(.success(RateAdmission(.allowed, usage: []))) }
         let rules = limits.map { LimitRule(limit: $0.limit, windowMillis: $0.durationMillis) }
-        let decision = engine.admit(key: key, rules: rules, nowMillis: nowMillis)
+        // Counted under the decision's lock: the answer's headers need no second look-up.
+        let (decision, counted) = engine.admitCounting(key: key, rules: rules, nowMillis: nowMillis)
+        let usage = zip(limits, counted).map { RateWindowUsage(window: $0, used: $1.used, resetMillis: $1.resetMillis) }
         switch decision {
         case .refused:
-            return completion(.success(.limited(retryAfterSeconds: decision.retryAfterSeconds ?? 1)))
+            return completion(.success(RateAdmission(.limited(retryAfterSeconds: decision.retryAfterSeconds ?? 1), usage: usage)))
         case .admitted:
             let ticket = watch.register {
                 completion(.failure(StoreError(.unavailable, "store_timeout", detail: "admission not durable within the operation deadline")))
@@ -95,7 +97,7 @@ final class SQLiteAdmissions: RateAdmissions, @unchecked Sendable {
                 key: key, atMillis: nowMillis, expiresMillis: nowMillis &+ SlidingLog.retention(limits),
                 done: { failure in
                     guard ticket.settle() else { return }
-                    if let failure { completion(.failure(failure)) } else { completion(.success(.allowed)) }
+                    if let failure { completion(.failure(failure)) } else { completion(.success(RateAdmission(.allowed, usage: usage))) }
                 }))
         }
     }
