@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 @testable import Store
 
@@ -93,5 +94,50 @@ enum AdmissionsConformance {
             return XCTFail("the restarted store forgot the day's admissions")
         }
         XCTAssertTrue((82_800...(82_800 + harness.retrySlack(.perDay(3)))).contains(seconds), "Retry-After \(seconds)")
+    }
+
+    /// Every decision answers each window's count as it left it: under concurrency the admitted
+    /// ones count 1 … L in the minute and the day window (each exactly once, since decisions of one
+    /// key are serialized), every refused one counts L with nothing left, and a later read agrees.
+    /// `minuteReset` and `dayReset` are the resets the backend answers for admissions made at
+    /// `start`: the exact ring's is the window; buckets' is the departure of the bucket holding
+    /// `start`, (⌊start / width⌋ + span + 1) × width − start.
+    static func countedAdmissionsAnswerTheCountTheyLeft(_ harness: AdmissionsHarness, minuteReset: Int64, dayReset: Int64) throws {
+        let store = try harness.openAsync()
+        defer { store.shutdown() }
+        let limits: [RateWindow] = [.perMinute(7), .perDay(1_000)]
+        let answers = Mutex<[RateAdmission]>([])
+        let failures = Tally()
+        runOnThreads(40) { _ in
+            do {
+                let answer = try admitCountedAndWait(store, key: "dev|chat", limits: limits, nowMillis: start)
+                answers.withLock { $0.append(answer) }
+            } catch { failures.fail(error) }
+        }
+        XCTAssertEqual(failures.errors, [])
+        let all = answers.withLock { $0 }
+        let admitted = all.filter { $0.decision == .allowed }
+        let refused = all.filter { $0.decision != .allowed }
+        XCTAssertEqual(admitted.count, 7)
+        XCTAssertEqual(refused.count, 33)
+        XCTAssertEqual(admitted.map { $0.usage?.map(\.used) ?? [] }.sorted { $0[0] < $1[0] }, (1...7).map { [$0, $0] },
+                       "each admission counts itself and those before it, in both windows")
+        for answer in admitted {
+            XCTAssertEqual(answer.usage?.map(\.window), limits)
+            XCTAssertEqual(answer.usage?.map(\.resetMillis), [minuteReset, dayReset])
+        }
+        for answer in refused {
+            XCTAssertEqual(answer.usage, [RateWindowUsage(window: limits[0], used: 7, resetMillis: minuteReset),
+                                          RateWindowUsage(window: limits[1], used: 7, resetMillis: dayReset)])
+            XCTAssertEqual(answer.usage?.first?.remaining, 0)
+        }
+        let reread = try store.admissions.usage(key: "dev|chat", limits: limits, nowMillis: start)
+            ?? store.store.rateUsage(key: "dev|chat", limits: limits, nowMillis: start)
+        XCTAssertEqual(reread, refused.first?.usage, "the answered count is the one a read finds")
+        // Ten seconds on, the same window answers ten seconds less until its oldest leaves.
+        let later = try admitCountedAndWait(store, key: "dev|chat", limits: limits, nowMillis: start + 10_000)
+        XCTAssertEqual(later.usage?.map(\.used), [7, 7])
+        XCTAssertEqual(later.usage?.first?.resetMillis, minuteReset - 10_000)
+        XCTAssertEqual(try admitCountedAndWait(store, key: "dev|chat", limits: [], nowMillis: start), RateAdmission(.allowed, usage: []))
     }
 }

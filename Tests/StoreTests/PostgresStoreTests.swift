@@ -1,3 +1,4 @@
+import Synchronization
 import TestWaiting
 import XCTest
 @testable import Store
@@ -70,6 +71,11 @@ final class PostgresStoreTests: XCTestCase {
     func testBoundaryBurstAdmitsOnlyTheLimit() throws { try AdmissionsConformance.boundaryBurstAdmitsOnlyTheLimit(harness()) }
     func testFiftyConcurrentRequestsGetExactlyFive() throws { try AdmissionsConformance.fiftyConcurrentRequestsGetExactlyFive(harness()) }
     func testDailyWindowSurvivesRestart() throws { try AdmissionsConformance.dailyWindowSurvivesRestart(harness()) }
+    // Every rule counts in buckets here: start begins a 600 ms minute bucket (it leaves 101
+    // buckets later, 60.6 s) and lies 288 s into its 864 s day bucket 2,083,333.
+    func testCountedAdmissionsAnswerTheCountTheyLeft() throws {
+        try AdmissionsConformance.countedAdmissionsAnswerTheCountTheyLeft(harness(), minuteReset: 60_600, dayReset: 86_976_000)
+    }
     func testBudgetIsPerKeyPerDay() throws { try StoreConformance.budgetIsPerKeyPerDay(harness()) }
     func testCredentialRotatesRetriesOnceAndRevokesACopiedFamily() throws { try StoreConformance.credentialRotatesRetriesOnceAndRevokesACopiedFamily(harness()) }
     func testCredentialExpiresAndDeviceRevocationRevokesIt() throws { try StoreConformance.credentialExpiresAndDeviceRevocationRevokesIt(harness()) }
@@ -109,6 +115,68 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(device.counter, 7)
         XCTAssertEqual(try store.countUnattested(), 0)
         XCTAssertEqual(try store.demoteDevice(deviceID: "ab01", reason: "nonce_mismatch", now: 3), true, "the new columns take writes")
+    }
+
+    /// What an instance of schema 6 still calls during a rolling upgrade: the decision alone.
+    private static func oldAdmit(_ connection: PGConnection, key: String, limit: Int, nowMillis: Int64) throws -> Int64 {
+        try connection.query(
+            "SELECT keyward_admit($1, '{60000}'::bigint[], $2::bigint[], 100, $3, 1000)",
+            [.text(key), .text("{\(limit)}"), .int64(nowMillis)]).int64(0, 0)
+    }
+
+    func testASchemaSixDatabaseMigratesAndItsWindowsCountOnInTheCountedDecision() throws {
+        let harness = try harness()
+        // A database as a Keyward of schema 6 left it, with two admissions in one minute window.
+        let connection = try PGConnection(url: harness.url, connectTimeoutSeconds: 5)
+        try PostgresMigrator.migrate(connection, PostgresMigrations.all.filter { $0.version <= 6 })
+        let start = AdmissionsConformance.start
+        XCTAssertEqual(try Self.oldAdmit(connection, key: "dev", limit: 3, nowMillis: start), 0)
+        XCTAssertEqual(try Self.oldAdmit(connection, key: "dev", limit: 3, nowMillis: start), 0)
+
+        let store = try harness.open()
+        let rows = try connection.query("SELECT version, name FROM schema_migrations WHERE version = 7")
+        XCTAssertEqual(rows.rowCount, 1)
+        XCTAssertEqual(rows.text(0, 1), "admit_counted")
+        // The third admission counts the two before it; it lies in the next 600 ms bucket.
+        let third = try store.consumeRateCounted(key: "dev", limits: [.perMinute(3)], nowMillis: start + 1_000)
+        XCTAssertEqual(third, RateAdmission(.allowed, usage: [RateWindowUsage(window: .perMinute(3), used: 3, resetMillis: 59_600)]))
+        // The old function, now the counted one's decision, refuses until the first bucket leaves.
+        XCTAssertEqual(try Self.oldAdmit(connection, key: "dev", limit: 3, nowMillis: start + 2_000), 58_600)
+        let refused = try store.consumeRateCounted(key: "dev", limits: [.perMinute(3)], nowMillis: start + 2_000)
+        XCTAssertEqual(refused, RateAdmission(.limited(retryAfterSeconds: 59), usage: [RateWindowUsage(window: .perMinute(3), used: 3, resetMillis: 58_600)]))
+        XCTAssertEqual(try store.rateUsage(key: "dev", limits: [.perMinute(3)], nowMillis: start + 2_000), refused.usage)
+        // Once the first bucket left, the old function admits into the rows the new one counts.
+        XCTAssertEqual(try Self.oldAdmit(connection, key: "dev", limit: 3, nowMillis: start + 60_600), 0)
+        XCTAssertEqual(try store.rateUsage(key: "dev", limits: [.perMinute(3)], nowMillis: start + 60_600).map(\.used), [2])
+    }
+
+    func testOldAndNewInstancesDecidingTogetherAdmitExactlyTheLimit() throws {
+        let harness = try harness()
+        let store = try harness.open()
+        let start = AdmissionsConformance.start
+        let oldAdmitted = Tally()
+        let counted = Mutex<[RateAdmission]>([])
+        let failures = Tally()
+        // Half the deciders are instances of schema 6 (keyward_admit), half of schema 7.
+        runOnThreads(24) { index in
+            do {
+                if index % 2 == 0 {
+                    let connection = try PGConnection(url: harness.url, connectTimeoutSeconds: 5)
+                    if try Self.oldAdmit(connection, key: "dev|chat", limit: 5, nowMillis: start) == 0 { oldAdmitted.win() }
+                } else {
+                    let answer = try store.consumeRateCounted(key: "dev|chat", limits: [.perMinute(5)], nowMillis: start)
+                    counted.withLock { $0.append(answer) }
+                }
+            } catch { failures.fail(error) }
+        }
+        XCTAssertEqual(failures.errors, [])
+        let answers = counted.withLock { $0 }
+        let newAdmitted = answers.filter { $0.decision == .allowed }
+        XCTAssertEqual(oldAdmitted.winCount + newAdmitted.count, 5, "one limit over both functions")
+        XCTAssertEqual(Set(newAdmitted.compactMap { $0.usage?.first?.used }).count, newAdmitted.count, "no two admissions counted alike")
+        XCTAssertTrue(newAdmitted.allSatisfy { ($0.usage?.first?.used ?? 0) >= 1 && ($0.usage?.first?.used ?? 9) <= 5 })
+        XCTAssertTrue(answers.filter { $0.decision != .allowed }.allSatisfy { $0.usage?.first?.used == 5 })
+        XCTAssertEqual(try store.rateUsage(key: "dev|chat", limits: [.perMinute(5)], nowMillis: start).map(\.used), [5])
     }
 
     func testDatabaseFromANewerKeywardIsRefused() throws {

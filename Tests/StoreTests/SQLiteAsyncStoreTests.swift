@@ -15,6 +15,11 @@ final class SQLiteAsyncStoreTests: XCTestCase {
     func testBoundaryBurstAdmitsOnlyTheLimit() throws { try AdmissionsConformance.boundaryBurstAdmitsOnlyTheLimit(SQLiteHarness()) }
     func testFiftyConcurrentRequestsGetExactlyFive() throws { try AdmissionsConformance.fiftyConcurrentRequestsGetExactlyFive(SQLiteHarness()) }
     func testDailyWindowSurvivesRestart() throws { try AdmissionsConformance.dailyWindowSurvivesRestart(SQLiteHarness()) }
+    // The minute rule (7) is an exact ring; the day rule (1,000) counts in buckets of 864 s, and
+    // start lies 288 s into its bucket 2,083,333: that bucket leaves at 2,083,434 × 864 s.
+    func testCountedAdmissionsAnswerTheCountTheyLeft() throws {
+        try AdmissionsConformance.countedAdmissionsAnswerTheCountTheyLeft(SQLiteHarness(), minuteReset: 60_000, dayReset: 86_976_000)
+    }
 
     func testEveryAllowedAdmissionIsCommittedBeforeItIsAnswered() throws {
         let harness = try SQLiteHarness()

@@ -147,6 +147,52 @@ final class PostgresBudgetTests: XCTestCase {
         }
     }
 
+    func testRateLimitFieldsCountTheSharedWindowDownAcrossTwoInstancesAndTheRefusalCarriesThem() throws {
+        var spend = SpendSettings()
+        spend.installDailyCredits = 10
+        let pair = try twoInstances(spend, database: "keyward_window_headers", chatOptions: "rate_limit = { per_minute = 3 }")
+        let (_, token) = try pair.0.session()
+        // The minute window (3) is tighter than the daily credits (10): its count, shared through
+        // the database, is what every answer names, whichever instance serves it.
+        for (instance, remaining) in [(pair.0, "2"), (pair.1, "1"), (pair.0, "0")] {
+            let response = try instance.client.call("GET", "/p/chat/v1/models", headers: [instance.bearer(token)])
+            XCTAssertEqual(response.status, 200)
+            XCTAssertEqual(response.header("x-ratelimit-limit"), "3")
+            XCTAssertEqual(response.header("x-ratelimit-remaining"), remaining)
+            // The first admission's 600 ms bucket leaves a minute and at most one bucket after it began.
+            let reset = try XCTUnwrap(response.header("x-ratelimit-reset").flatMap { Int($0) })
+            XCTAssertTrue((1...61).contains(reset), "reset in \(reset) s")
+        }
+        for instance in [pair.1, pair.0] {
+            let refused = try instance.client.call("GET", "/p/chat/v1/models", headers: [instance.bearer(token)])
+            XCTAssertEqual(refused.status, 429)
+            XCTAssertEqual(errorCode(refused.body), "rate_limited")
+            XCTAssertEqual(refused.header("x-ratelimit-limit"), "3")
+            XCTAssertEqual(refused.header("x-ratelimit-remaining"), "0")
+            let reset = try XCTUnwrap(refused.header("x-ratelimit-reset").flatMap { Int($0) })
+            let retryAfter = try XCTUnwrap(refused.header("retry-after").flatMap { Int($0) })
+            XCTAssertTrue((1...61).contains(reset), "reset in \(reset) s")
+            XCTAssertTrue((1...61).contains(retryAfter), "Retry-After \(retryAfter) s")
+        }
+        XCTAssertEqual(pair.0.provider.received.count + pair.1.provider.received.count, 3)
+    }
+
+    func testRateLimitFieldsNameTheDailyCreditsWhenTheyAreTighterThanTheSharedWindow() throws {
+        var spend = SpendSettings()
+        spend.installDailyCredits = 2
+        let pair = try twoInstances(spend, database: "keyward_credit_headers", chatOptions: "rate_limit = { per_minute = 5 }")
+        let (_, token) = try pair.0.session()
+        for (instance, limit, remaining) in [(pair.1, "2", "1"), (pair.0, "2", "0")] {
+            let response = try instance.client.call("GET", "/p/chat/v1/models", headers: [instance.bearer(token)])
+            XCTAssertEqual(response.status, 200)
+            XCTAssertEqual([response.header("x-ratelimit-limit"), response.header("x-ratelimit-remaining")], [limit, remaining])
+        }
+        let refused = try pair.1.client.call("GET", "/p/chat/v1/models", headers: [pair.1.bearer(token)])
+        XCTAssertEqual(refused.status, 429)
+        XCTAssertEqual(errorCode(refused.body), "install_budget_exhausted")
+        XCTAssertEqual([refused.header("x-ratelimit-limit"), refused.header("x-ratelimit-remaining")], ["2", "0"])
+    }
+
     func testOneIdempotencyKeyAcrossTwoInstancesIsChargedOnceAndGivenBackOnlyWhenEveryCallWentUnbilled() throws {
         let held = try HeldUpstream(answer: CreditReleaseTests.answer(503))
         defer { held.stop() }
