@@ -11,7 +11,7 @@ import XCTest
 /// the other instance's decisions for other devices.
 final class PostgresStallTests: XCTestCase {
     /// The limited provider: limits high enough never to refuse, so every decision is a store
-    /// round trip (`keyward_admit`) that admits.
+    /// round trip (`keyward_admit_counted`) that admits.
     private static func meteredProvider(port: UInt16) -> String {
         TestDeployment.loopbackProvider("metered", port: port, allow: [("GET", "/v1/models")],
                                         extra: "rate_limit = { per_minute = 1000000, per_day = 10000000 }")
@@ -141,7 +141,7 @@ final class PostgresStallTests: XCTestCase {
         }
         XCTAssertTrue(waitUntil(timeout: 10) { frozenStatuses.withLock { $0.count } >= 32 }, "the load on the first instance never got going")
 
-        // Each decision is one statement (`keyward_admit`) in its own implicit transaction: a row
+        // Each decision is one statement (`keyward_admit_counted`) in its own implicit transaction: a row
         // lock lives only while PostgreSQL runs that statement, and PostgreSQL finishes and commits
         // it whether or not the client process reads the answer. So the stop cannot leave a lock
         // held; the test pins the consequence, the other instance's latency, which a lock held

@@ -60,6 +60,9 @@ final class SwitchableStore: Store {
     func consumeRate(key: String, limits: [RateWindow], nowMillis: Int64) throws(StoreError) -> RateDecision {
         try check(); return try inner.consumeRate(key: key, limits: limits, nowMillis: nowMillis)
     }
+    func consumeRateCounted(key: String, limits: [RateWindow], nowMillis: Int64) throws(StoreError) -> RateAdmission {
+        try check(); return try inner.consumeRateCounted(key: key, limits: limits, nowMillis: nowMillis)
+    }
     func rateUsage(key: String, limits: [RateWindow], nowMillis: Int64) throws(StoreError) -> [RateWindowUsage] {
         try check(); return try inner.rateUsage(key: key, limits: limits, nowMillis: nowMillis)
     }
