@@ -127,6 +127,31 @@ final class LimitsEngineTests: XCTestCase {
         XCTAssertGreaterThan(admittedBuckets.count, 1_000)
     }
 
+    func testACountedAdmissionDecidesAsAdmitAndAnswersWhatUsageReadsAfter() {
+        // Two engines fed the same requests: one decides with admitCounting, the other with admit
+        // and then reads usage. Both rules kinds: a ring (5 per minute) and buckets (1,000 per day,
+        // ring limit 256).
+        let counting = LimitsEngine()
+        let plain = LimitsEngine()
+        let rules = [perMinute5, LimitRule(limit: 1_000, windowMillis: 86_400_000)]
+        var now = start
+        var generator = SplitMix(seed: 11)
+        var admitted = 0
+        for step in 0..<400 {
+            now += Int64(generator.next() % 9_001)
+            let (decision, usage) = counting.admitCounting(key: "k", rules: rules, nowMillis: now)
+            XCTAssertEqual(decision, plain.admit(key: "k", rules: rules, nowMillis: now), "step \(step)")
+            XCTAssertEqual(usage, plain.usage(key: "k", rules: rules, nowMillis: now), "step \(step)")
+            XCTAssertLessThanOrEqual(usage.first?.used ?? 99, 5)
+            if decision == .admitted { admitted += 1 }
+        }
+        XCTAssertTrue((1..<400).contains(admitted), "both admissions and refusals were compared (\(admitted) admitted)")
+        XCTAssertEqual(counting.admitCounting(key: "k", rules: [], nowMillis: now).usage, [])
+        let invalid = counting.admitCounting(key: "k", rules: [LimitRule(limit: 1, windowMillis: 0)], nowMillis: now)
+        XCTAssertEqual(invalid.decision, .refused(retryAfterMillis: 1))
+        XCTAssertEqual(invalid.usage, [])
+    }
+
     func testRestoredAdmissionsCountAsBefore() {
         let engine = LimitsEngine()
         let rules = [LimitRule(limit: 3, windowMillis: 86_400_000)]
