@@ -13,8 +13,16 @@ public enum KeywardErrorCode: Sendable, Hashable {
     case sessionInvalid
     /// 401: the server does not know this App Attest key (attest a new one).
     case keyUnknown
+    /// 401: an Android install credential unknown, expired, superseded or revoked (`/v1/refresh`).
+    case credentialInvalid
+    /// 401: the deployment requires a publishable app key (`X-Keyward-App-Key`) and none known came.
+    case appKeyInvalid
     /// 403: method or path not allowlisted; device revoked.
     case forbidden
+    /// 403: the provider serves attested devices only and this device was admitted without a
+    /// verified proof (the server's gate in `monitor` or `off`). Another attempt of the same
+    /// attestation will not change that: hide the feature or ask the user to update the app.
+    case attestationRequired
     /// 404: unknown route or provider.
     case notFound
     /// 405: wrong method on a JSON endpoint.
@@ -23,6 +31,12 @@ public enum KeywardErrorCode: Sendable, Hashable {
     case payloadTooLarge
     /// 429: a limit was hit; see ``KeywardRefusal/retryAfterSeconds``.
     case rateLimited
+    /// 429: this install spent its daily credits; ``KeywardRefusal/retryAfterSeconds`` is the time
+    /// to the next UTC midnight. Tell the user; retrying sooner is refused the same way.
+    case installBudgetExhausted
+    /// 429: the whole app spent its daily credits; ``KeywardRefusal/retryAfterSeconds`` is the time
+    /// to the next UTC midnight.
+    case appBudgetExhausted
     /// 500: misconfiguration on the server.
     case internalError
     /// 501: the platform is not configured on this deployment.
@@ -44,11 +58,16 @@ public enum KeywardErrorCode: Sendable, Hashable {
         case "attestation_invalid": self = .attestationInvalid
         case "session_invalid": self = .sessionInvalid
         case "key_unknown": self = .keyUnknown
+        case "credential_invalid": self = .credentialInvalid
+        case "app_key_invalid": self = .appKeyInvalid
         case "forbidden": self = .forbidden
+        case "attestation_required": self = .attestationRequired
         case "not_found": self = .notFound
         case "method_not_allowed": self = .methodNotAllowed
         case "payload_too_large": self = .payloadTooLarge
         case "rate_limited": self = .rateLimited
+        case "install_budget_exhausted": self = .installBudgetExhausted
+        case "app_budget_exhausted": self = .appBudgetExhausted
         case "internal_error": self = .internalError
         case "not_implemented": self = .notImplemented
         case "upstream_error": self = .upstreamError

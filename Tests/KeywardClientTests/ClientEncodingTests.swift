@@ -1,5 +1,6 @@
 import Foundation
 @testable import KeywardClient
+import Keyward
 import XCTest
 
 /// The SDK's encodings against the worked examples the server's tests also check
@@ -92,6 +93,17 @@ final class ClientEncodingTests: XCTestCase {
         XCTAssertEqual(KeywardErrorCode(code: "key_unknown"), .keyUnknown)
         XCTAssertEqual(KeywardErrorCode(code: "rate_limited"), .rateLimited)
         XCTAssertEqual(KeywardErrorCode(code: "brand_new"), .other("brand_new"))
+    }
+
+    /// Every code the server's API table has is a case of its own in the SDK, so an app can switch
+    /// over budgets and the gate instead of comparing strings.
+    func testEveryServerCodeIsKnownToTheSDK() {
+        for code in APIErrorCode.allCases {
+            if case .other(let text) = KeywardErrorCode(code: code.rawValue) { XCTFail("the SDK does not know \(text)") }
+        }
+        XCTAssertEqual(KeywardErrorCode(code: "install_budget_exhausted"), .installBudgetExhausted)
+        XCTAssertEqual(KeywardErrorCode(code: "app_budget_exhausted"), .appBudgetExhausted)
+        XCTAssertEqual(KeywardErrorCode(code: "attestation_required"), .attestationRequired)
     }
 
     func testRequestsThatWouldFormAnotherURLAreRefusedBeforeSending() {
