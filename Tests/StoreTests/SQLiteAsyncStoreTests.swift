@@ -1,6 +1,7 @@
 import CSQLite
 import Synchronization
 import Foundation
+import TestWaiting
 import XCTest
 @testable import Store
 
@@ -40,6 +41,35 @@ final class SQLiteAsyncStoreTests: XCTestCase {
             try statement.step() ? statement.int64(0) : -1
         }
         XCTAssertEqual(rows, 40)
+    }
+
+    /// Admissions queued within one event-loop turn wake the writer once, when the turn ends, and
+    /// go into one transaction; none is answered before it is committed.
+    func testOneTurnsAdmissionsWakeTheWriterOnceAtTheTurnsEndAndShareOneTransaction() throws {
+        let harness = try SQLiteHarness()
+        let store = try harness.openAsync()
+        defer { store.shutdown() }
+        let journal = try XCTUnwrap((store.admissions as? SQLiteAdmissions)?.journal)
+        let answered = Tally()
+        // The writer waiting, so that only a wake-up makes it commit.
+        XCTAssertTrue(waitUntil { journal.writerIsIdle.load(ordering: .relaxed) })
+        AdmissionWakeUps.deferred {
+            for index in 0..<50 {
+                store.admit(key: "k\(index)", limits: [.perMinute(10)], nowMillis: AdmissionsConformance.start) { result in
+                    if case .success(let admission) = result, admission.decision == .allowed { answered.win() } else { answered.fail(StoreError(.unavailable, "refused")) }
+                }
+            }
+            // Still inside the turn: the writer has not been woken, so nothing is committed or answered.
+            XCTAssertTrue(staysFalse(for: 0.3) { answered.winCount > 0 || journal.committedBatches.load(ordering: .relaxed) > 0 })
+        }
+        XCTAssertTrue(waitUntil { answered.winCount == 50 }, "answered \(answered.winCount)")
+        XCTAssertEqual(answered.errors.count, 0)
+        XCTAssertEqual(journal.committedBatches.load(ordering: .relaxed), 1)
+        // Outside a turn the first admission wakes the writer at once.
+        XCTAssertTrue(waitUntil { journal.writerIsIdle.load(ordering: .relaxed) })
+        store.admit(key: "late", limits: [.perMinute(10)], nowMillis: AdmissionsConformance.start) { _ in answered.win() }
+        XCTAssertTrue(waitUntil { answered.winCount == 51 })
+        XCTAssertEqual(journal.committedBatches.load(ordering: .relaxed), 2)
     }
 
     func testASecondProcessOnTheSameDatabaseIsRefusedUntilTheFirstStops() throws {

@@ -1,4 +1,5 @@
 import HTTPServer
+import Store
 import Upstream
 
 /// One event loop of the public listener, and the one home of Keyward's threading model.
@@ -55,7 +56,7 @@ final class Shard: Sendable {
         if let first { try server.start(sharingPortWith: first.server) } else { try server.start() }
         let server = self.server
         upstream.attach(AttachedEventSource(
-            descriptor: server.eventDescriptor, run: { server.runOnce() },
+            descriptor: server.eventDescriptor, run: { AdmissionWakeUps.deferred { server.runOnce() } },
             millisecondsUntilRun: { server.millisecondsUntilRun }))
     }
 

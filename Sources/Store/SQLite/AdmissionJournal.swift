@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Makes admissions durable with group commit: one writer thread with its own connection takes
 /// every admission queued since its last transaction and inserts them all in one `BEGIN
@@ -39,6 +40,10 @@ final class AdmissionJournal: @unchecked Sendable {
     private var checkpointerStopped = false
     // Used only by the writer thread.
     private var connection: SQLiteConnection?
+    /// Transactions committed so far (for tests: how admissions were grouped).
+    let committedBatches = Atomic<Int>(0)
+    /// True while the writer waits for admissions (for tests: nothing it picks up by itself).
+    let writerIsIdle = Atomic<Bool>(false)
 
     init(path: String, busyTimeoutMillis: Int32) {
         self.path = path
@@ -66,7 +71,19 @@ final class AdmissionJournal: @unchecked Sendable {
             return
         }
         pending.append(entry)
-        if pending.count == 1 { condition.signal() }
+        // The first admission since the writer took its batch wakes it, at once or, inside an
+        // event-loop turn, when the turn ends (``AdmissionWakeUps``).
+        let first = pending.count == 1
+        let deferring = first && AdmissionWakeUps.isDeferring
+        if first && !deferring { condition.signal() }
+        condition.unlock()
+        if deferring { AdmissionWakeUps.owe(self) }
+    }
+
+    /// Wakes the writer if admissions are waiting (the end of a turn that deferred the wake-up).
+    func wakeWriter() {
+        condition.lock()
+        if !pending.isEmpty { condition.signal() }
         condition.unlock()
     }
 
@@ -85,7 +102,11 @@ final class AdmissionJournal: @unchecked Sendable {
     private func run() {
         while true {
             condition.lock()
-            while pending.isEmpty && !stopped { condition.wait() }
+            while pending.isEmpty && !stopped {
+                writerIsIdle.store(true, ordering: .relaxed)
+                condition.wait()
+                writerIsIdle.store(false, ordering: .relaxed)
+            }
             if pending.isEmpty {
                 condition.unlock()
                 connection = nil
@@ -95,6 +116,7 @@ final class AdmissionJournal: @unchecked Sendable {
             pending.removeFirst(batch.count)
             condition.unlock()
             let failure = commit(batch)
+            if failure == nil { committedBatches.add(1, ordering: .relaxed) }
             for entry in batch { entry.done(failure) }
             if failure == nil {
                 checkpointCondition.lock()

@@ -13,7 +13,7 @@ import Limits
 /// (two engines over one file would each admit the full limit).
 final class SQLiteAdmissions: RateAdmissions, @unchecked Sendable {
     let engine: LimitsEngine
-    private let journal: AdmissionJournal
+    let journal: AdmissionJournal
     private let watch: DeadlineWatch
     /// The lock file's descriptor, held open (and locked) until `close()`; -1 after.
     private let lockDescriptor: Locked<Int32>
