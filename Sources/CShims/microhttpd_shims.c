@@ -4,18 +4,34 @@
 #include <stdarg.h>
 #include <string.h>
 
-static void (*length_refused_hook)(void) = NULL;
+static void (*library_refusal_hook)(int) = NULL;
 
-void keyward_mhd_set_length_refused_hook(void (*hook)(void)) { length_refused_hook = hook; }
+void keyward_mhd_set_library_refusal_hook(void (*hook)(int)) { library_refusal_hook = hook; }
 
 /// MHD_OPTION_EXTERNAL_LOGGER: libmicrohttpd 0.9.75 logs "Failed to parse `Content-Length'
-/// header" and "Too large value of 'Content-Length' header" just before it queues its own 400/413.
+/// header" and "Too large value of 'Content-Length' header" just before it queues its own 400/413,
+/// and "Not enough memory in pool to ..." just before it queues its own 431.
 static void keyward_mhd_log(void *cls, const char *format, va_list arguments) {
     (void) cls;
     (void) arguments;
-    if (length_refused_hook != NULL && format != NULL && strstr(format, "Content-Length") != NULL
-        && strstr(format, "Closing connection") != NULL)
-        length_refused_hook();
+    if (library_refusal_hook == NULL || format == NULL) return;
+    if (strstr(format, "Content-Length") != NULL && strstr(format, "Closing connection") != NULL)
+        library_refusal_hook(KEYWARD_MHD_REFUSED_LENGTH);
+    else if (strncmp(format, "Not enough memory in pool", strlen("Not enough memory in pool")) == 0)
+        library_refusal_hook(KEYWARD_MHD_REFUSED_POOL_EXHAUSTED);
+}
+
+void keyward_mhd_drop_query_arguments(const char *target) {
+    if (target == NULL) return;
+    // The callback's target is libmicrohttpd's own read buffer, writable (it writes the NUL
+    // ending the path there itself next). The '?' is followed at least by the target's NUL.
+    char *query = strchr((char *) target, '?');
+    if (query != NULL) query[1] = '\0';
+}
+
+unsigned int keyward_mhd_queued_status(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_HTTP_STATUS);
+    return info == NULL ? 0 : info->http_status;
 }
 
 static pthread_key_t thread_local_key;
@@ -106,7 +122,7 @@ const struct sockaddr *keyward_mhd_client_address(struct MHD_Connection *connect
 
 int keyward_mhd_send_final_response(struct MHD_Connection *connection,
                                     unsigned int status, const char *reason,
-                                    const char *content_type,
+                                    const char *content_type, const char *keyward_error,
                                     const void *body, size_t body_length) {
     int fd = keyward_mhd_connection_fd(connection);
     if (fd < 0) return -1;
@@ -118,8 +134,9 @@ int keyward_mhd_send_final_response(struct MHD_Connection *connection,
         date[0] = '\0';
     char head[512];
     int head_length = snprintf(head, sizeof head,
-        "HTTP/1.1 %u %s\r\nDate: %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
-        status, reason, date, content_type, body_length);
+        "HTTP/1.1 %u %s\r\nDate: %s\r\nContent-Type: %s\r\nKeyward-Error: %s\r\nContent-Length: %zu\r\n"
+        "Connection: close\r\n\r\n",
+        status, reason, date, content_type, keyward_error, body_length);
     if (head_length < 0 || (size_t) head_length >= sizeof head) return -1;
     // libmicrohttpd may have left the socket corked: uncork so the bytes leave now.
     int off = 0;

@@ -10,6 +10,8 @@ let uriLogCallback: keyward_mhd_uri_log_callback = { cls, uri, connection in
     guard let cls, let connection else { return nil }
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
     let target = uri.map { String(cString: $0) } ?? ""
+    // After the copy: libmicrohttpd is left an empty query, so it stores no arguments in its pool.
+    keyward_mhd_drop_query_arguments(uri)
     core.activeRequests.add(1, ordering: .relaxed)
     let context = RequestContext(
         core: core, connection: connection, socket: keyward_mhd_connection_fd(connection), target: target)

@@ -1,5 +1,6 @@
-/// A request the server answered itself, before any handler ran, or one the client abandoned
-/// before its body was complete (status 499, nginx's "client closed request"; nothing was sent).
+/// A request the server answered itself, before any handler ran, one libmicrohttpd refused while
+/// reading its chunked body (its own HTML page was sent), or one the client abandoned before its
+/// body was complete (status 499, nginx's "client closed request"; nothing was sent).
 ///
 /// Passed to the server's `onRefusal` hook so the application can log the
 /// reason slug (the client only ever sees the status and `{"error":"<code>"}`).
@@ -13,7 +14,9 @@ public struct HTTPRequestRefusal: Sendable, Equatable {
     /// `invalid_content_length`, `unsupported_transfer_encoding`,
     /// `transfer_encoding_on_http10`, `invalid_field_name`, `invalid_field_value`, `obsolete_line_folding`,
     /// `invalid_method`, `invalid_target`, `head_too_large`, `too_many_fields`,
-    /// `content_length_over_limit`, `chunked_body_over_limit`; `body_incomplete` (499).
+    /// `content_length_over_limit`, `chunked_body_over_limit`, `cookie_too_large` (431);
+    /// libmicrohttpd's: `chunked_body_malformed` (400), `chunk_size_too_large` (413),
+    /// `trailer_too_large` (431); `body_incomplete` (499).
     public let reason: String
     /// The client's numeric IP address.
     public let remoteAddress: String

@@ -23,7 +23,11 @@ import Glibc
 ///   field value with control characters; a request-target with whitespace, control bytes or a `#`.
 /// - 413 `{"error":"payload_too_large"}`: a `Content-Length` over the limit
 ///   (the body is not read), or a chunked body that grows over it.
-/// - 431 `{"error":"bad_request"}`: a head over `maxHeaderBytes` or with more than `maxHeaderFields` fields.
+/// - 431 `{"error":"bad_request"}`: a head over `maxHeaderBytes` or with more than `maxHeaderFields` fields,
+///   or a `Cookie` field of more pairs than libmicrohttpd's per-connection pool can hold records for.
+///
+/// libmicrohttpd is left no query arguments to store (the handler reads them from the target), so
+/// any number of them within `maxHeaderBytes` is served.
 /// Connection counts (total, per IP) and idle time are bounded by libmicrohttpd.
 public final class HTTPServer: Sendable {
     /// Handles one request: its head, its complete body (at most the limit
@@ -57,8 +61,9 @@ public final class HTTPServer: Sendable {
     ///   - configuration: address and bounds.
     ///   - bodyLimit: the most body bytes to accept for this head (bytes, ≥ 0),
     ///     decided before any body byte is read. Called on a worker thread.
-    ///   - onRefusal: told of each request the server refused itself (400/413/431), and of each
-    ///     the client abandoned before its body was complete (499), with its reason slug, for logs
+    ///   - onRefusal: told of each request the server refused itself (400/413/431), of each whose
+    ///     chunked body libmicrohttpd refused (400/413, its own page sent), and of each the client
+    ///     abandoned before its body was complete (499), with its reason slug, for logs
     ///     and metrics. Called on a worker thread; must not block.
     ///   - externalLoop: nil = libmicrohttpd's own `configuration.threads` workers; otherwise no
     ///     thread of its own: the loop it describes runs the server (``ExternalLoop``), and

@@ -77,7 +77,8 @@ public struct HTTPServerConfiguration: Sendable {
     }
 
     /// Bytes of libmicrohttpd's per-connection memory pool. It holds the request head as read
-    /// (`maxHeaderBytes`), a ~56-byte record per field, then the answer's head as written, which
+    /// (`maxHeaderBytes`), a ~56-byte record per field (none per query argument: it is left none to
+    /// store), then the answer's head as written, which
     /// must fit beside them or libmicrohttpd closes the connection without a word. Room is kept for
     /// an answer head of 8 KiB (the most `Upstream` forwards, as nginx's `proxy_buffer_size`) plus
     /// its own lines. libmicrohttpd zeroes the whole pool for every request, so it is no larger.

@@ -14,6 +14,11 @@ import HTTPFields
 /// and shuts the socket for sending. libmicrohttpd's page then fails to go out and it closes the
 /// connection. A request the hook answers whose head was not yet complete is refused all the same
 /// once it is (a later `Transfer-Encoding` beside the length is refused too): nothing is lost.
+///
+/// The `Cookie` field takes the same path: libmicrohttpd splits it into one pool record per pair
+/// at the same point, and when they do not fit (a few hundred pairs) it queues its own 431 the same
+/// way, head sent twice. The hook answers that one request (the one whose head is complete) with
+/// one JSON 431, reason `cookie_too_large`.
 enum LengthRefusal {
     /// Installs the log hook and the per-thread registry's release; once per process.
     static let installed: Void = {
@@ -21,10 +26,22 @@ enum LengthRefusal {
             guard let opaque else { return }
             Unmanaged<ThreadHeadRequests>.fromOpaque(opaque).release()
         }
-        keyward_mhd_set_length_refused_hook {
+        keyward_mhd_set_library_refusal_hook { what in
             guard let requests = ThreadHeadRequests.existing else { return }
-            for context in requests.all where LengthRefusal.libraryRefusesLength(context.connection) {
-                context.answerLengthRefusal()
+            switch what {
+            case Int32(KEYWARD_MHD_REFUSED_LENGTH):
+                for context in requests.all where LengthRefusal.libraryRefusesLength(context.connection) {
+                    context.answerLibraryRefusal(status: 400, reason: FramingError.invalidContentLength.rawValue)
+                }
+            case Int32(KEYWARD_MHD_REFUSED_POOL_EXHAUSTED):
+                // Only the request whose head is complete: libmicrohttpd is splitting its `Cookie`
+                // field, between the blank line and the first access-handler call, which follows at
+                // once on this thread; every other request here is still reading its head.
+                for context in requests.all where keyward_mhd_header_size(context.connection) > 0 {
+                    context.answerLibraryRefusal(status: 431, reason: "cookie_too_large")
+                }
+            default:
+                break
             }
         }
     }()

@@ -115,7 +115,7 @@ extension RequestContext {
                 remoteAddress: head?.remoteAddress ?? "unknown"))
             _ = Self.payloadTooLargeBody.withUnsafeBytes { raw in
                 keyward_mhd_send_final_response(
-                    connection, 413, "Content Too Large", "application/json", raw.baseAddress, raw.count)
+                    connection, 413, "Content Too Large", "application/json", "payload_too_large", raw.baseAddress, raw.count)
             }
             return .NO
         }
@@ -163,7 +163,8 @@ extension RequestContext {
             let text = Array("{\"error\":\"\(refusal.code)\"}".utf8)
             _ = text.withUnsafeBytes { raw in
                 keyward_mhd_send_final_response(
-                    connection, UInt32(refusal.status), Self.reasonPhrase(refusal.status), "application/json", raw.baseAddress, raw.count)
+                    connection, UInt32(refusal.status), Self.reasonPhrase(refusal.status), "application/json",
+                    refusal.code, raw.baseAddress, raw.count)
             }
             return .NO
         }
@@ -180,16 +181,18 @@ extension RequestContext {
         }
     }
 
-    /// The length refusal libmicrohttpd is about to send its own page for (see ``LengthRefusal``):
-    /// one JSON 400 straight onto the socket, which is then shut for sending.
-    func answerLengthRefusal() {
+    /// A refusal libmicrohttpd is about to send its own page for (see ``LengthRefusal``): one JSON
+    /// answer straight onto the socket, which is then shut for sending, so that its page fails to go out.
+    /// - Parameters: `status`: 400 or 431; `reason`: the slug for the log.
+    func answerLibraryRefusal(status: Int, reason: String) {
         guard !answeredDirectly, phase == .head else { return }
         answeredDirectly = true
         phase = .refused
         let remoteAddress = SocketAddress.numericHost(keyward_mhd_client_address(connection))
-        core.onRefusal?(.badRequest(FramingError.invalidContentLength.rawValue, from: remoteAddress))
+        core.onRefusal?(HTTPRequestRefusal(status: status, code: "bad_request", reason: reason, remoteAddress: remoteAddress))
         _ = Self.badRequestBody.withUnsafeBytes { raw in
-            keyward_mhd_send_final_response(connection, 400, "Bad Request", "application/json", raw.baseAddress, raw.count)
+            keyward_mhd_send_final_response(
+                connection, UInt32(status), Self.reasonPhrase(status), "application/json", "bad_request", raw.baseAddress, raw.count)
         }
     }
 

@@ -176,8 +176,7 @@ final class RequestContext: @unchecked Sendable {
         // only the server can tell the application the request existed.
         if phase == .body, let head {
             phase = .refused
-            core.onRefusal?(HTTPRequestRefusal(
-                status: 499, code: "client_closed", reason: "body_incomplete", remoteAddress: head.remoteAddress))
+            core.onRefusal?(Self.bodyEnded(queuedStatus: Int(keyward_mhd_queued_status(connection)), from: head.remoteAddress))
         }
         // Callbacks leave the lock before they are called or released: releasing one may
         // run a ResponseWriter's or ResponseStream's deinit, which takes this lock again.
@@ -216,6 +215,26 @@ final class RequestContext: @unchecked Sendable {
         }
         callback?()
         _ = released
+    }
+
+    /// What ended a body that never completed: libmicrohttpd's own refusal when it queued one (it
+    /// reads the chunked framing itself and answers a malformed one with an HTML page; no
+    /// access-handler call follows), else the client leaving (499, nothing sent).
+    /// - Parameter queuedStatus: the status of the response queued on the connection, 0 if none.
+    static func bodyEnded(queuedStatus: Int, from address: String) -> HTTPRequestRefusal {
+        switch queuedStatus {
+        case 0:
+            HTTPRequestRefusal(status: 499, code: "client_closed", reason: "body_incomplete", remoteAddress: address)
+        // A chunk size or chunk end that is not RFC 9112 §7.1 `chunk-size [ chunk-ext ] CRLF`, or a bad trailer line.
+        case 400:
+            .badRequest("chunked_body_malformed", from: address)
+        // A chunk size of hexadecimal digits past 2^64 − 1.
+        case 413:
+            HTTPRequestRefusal(status: 413, code: "payload_too_large", reason: "chunk_size_too_large", remoteAddress: address)
+        // Trailer fields that did not fit in the connection's memory pool.
+        default:
+            HTTPRequestRefusal(status: queuedStatus, code: "bad_request", reason: "trailer_too_large", remoteAddress: address)
+        }
     }
 
     /// Installs `onClose`; fires it at once when the connection already ended early.

@@ -27,6 +27,7 @@ final class HTTPServerHygieneTests: XCTestCase {
         let response = try client.exchange(request)
         XCTAssertEqual(response.status, status, file: file, line: line)
         XCTAssertEqual(response.text, "{\"error\":\"\(code)\"}", file: file, line: line)
+        XCTAssertEqual(response.header("Keyward-Error"), code, file: file, line: line)
         XCTAssertEqual(response.header("Connection")?.lowercased(), "close", file: file, line: line)
         XCTAssertTrue(client.isClosedByServer(), "connection left open", file: file, line: line)
         XCTAssertEqual(calls.value, 0, "handler ran", file: file, line: line)
@@ -55,7 +56,7 @@ final class HTTPServerHygieneTests: XCTestCase {
     func testUnparseableContentLengthIsOneJSON400AndClosed() throws {
         // libmicrohttpd parses Content-Length itself before the first access-handler call; a value it
         // cannot parse used to get its own HTML 400 with the head sent twice.
-        for value in ["+5", "5, 6", "-1", "0x5", "5 5", "five", "99999999999999999999999"] {
+        for value in ["+5", "+0", "", "5, 6", "-1", "0x5", "5 5", "five", "99999999999999999999999"] {
             try assertRefusedOnce(
                 "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: \(value)\r\n\r\nhello!", reason: "invalid_content_length")
         }
@@ -72,6 +73,7 @@ final class HTTPServerHygieneTests: XCTestCase {
         XCTAssertEqual(response.status, 400, file: file, line: line)
         XCTAssertEqual(response.header("Content-Type"), "application/json", file: file, line: line)
         XCTAssertEqual(response.text, #"{"error":"bad_request"}"#, file: file, line: line)
+        XCTAssertEqual(response.header("Keyward-Error"), "bad_request", file: file, line: line)
         XCTAssertTrue(client.isClosedByServer(), "more bytes after the first response, or left open", file: file, line: line)
         XCTAssertEqual(calls.value, 0, "handler ran", file: file, line: line)
         XCTAssertEqual(refusals.value.map(\.reason), [reason], file: file, line: line)
@@ -266,6 +268,7 @@ final class HTTPServerHygieneTests: XCTestCase {
         let response = try client.readResponse()
         XCTAssertEqual(response.status, 413)
         XCTAssertEqual(response.text, #"{"error":"payload_too_large"}"#)
+        XCTAssertEqual(response.header("Keyward-Error"), "payload_too_large")
         XCTAssertTrue(client.isClosedByServer())
         XCTAssertEqual(refusals.value.map(\.reason), ["chunked_body_over_limit"])
         XCTAssertEqual(calls.value, 0)

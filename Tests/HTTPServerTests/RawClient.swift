@@ -187,6 +187,14 @@ final class RawClient {
         }
     }
 
+    /// Every byte the server sends until it closes the connection (EOF or reset); throws
+    /// `timeout` when it neither closes nor sends within the receive timeout.
+    func readToEnd() throws -> [UInt8] {
+        while try fill() {}
+        defer { buffer = [] }
+        return buffer
+    }
+
     /// Reads `count` body bytes without framing (after `readHead` of a fixed-length or raw stream).
     func readBytes(_ count: Int) throws -> [UInt8] { try readExactly(count) }
 }

@@ -50,12 +50,31 @@ struct keyward_mhd_settings {
     int external_loop;
 };
 
+/// What libmicrohttpd's log said it is about to refuse (the argument of the library-refusal hook).
+enum {
+    /// The connection's `Content-Length`: a value it cannot parse, or one over 2^64 − 1 (its 400/413).
+    KEYWARD_MHD_REFUSED_LENGTH = 1,
+    /// A record did not fit in the connection's memory pool (its 431): once the head is complete,
+    /// that is the `Cookie` field, which it splits into one record per pair.
+    KEYWARD_MHD_REFUSED_POOL_EXHAUSTED = 2,
+};
+
 /// Called on the thread that runs a connection when libmicrohttpd has just refused that
-/// connection's `Content-Length` (a value it cannot parse, or one over 2^64 − 1) and is about to
-/// queue its own error page, before anything is sent. libmicrohttpd's log is the only place it
-/// says so: daemons log to a function that passes these two messages on, and drops the rest.
+/// connection's request (see the KEYWARD_MHD_REFUSED_* values) and is about to queue its own
+/// error page, before anything is sent. libmicrohttpd's log is the only place it says so:
+/// daemons log to a function that passes these messages on, and drops the rest.
 /// Set once, before any daemon starts.
-void keyward_mhd_set_length_refused_hook(void (*hook)(void));
+void keyward_mhd_set_library_refusal_hook(void (*hook)(int what));
+
+/// Called from the URI log callback with its target: makes libmicrohttpd see an empty query, so
+/// that it stores no GET arguments. It keeps one pool record (~56 bytes) per argument, and when
+/// they do not fit it loses its own error answer and leaves the connection hanging until the
+/// timeout. Keyward reads the target itself and never asks libmicrohttpd for arguments.
+void keyward_mhd_drop_query_arguments(const char *target);
+
+/// The status of the response queued on the connection (by the application or by libmicrohttpd
+/// itself), or 0 when none is (MHD_CONNECTION_INFO_HTTP_STATUS).
+unsigned int keyward_mhd_queued_status(struct MHD_Connection *connection);
 
 /// A pointer kept per thread (pthread key), for the objects only that thread's callbacks use;
 /// `release` runs on a thread's stored pointer when the thread exits. Set `release` once, first.
@@ -84,7 +103,7 @@ int keyward_mhd_connection_fd(struct MHD_Connection *connection);
 const struct sockaddr *keyward_mhd_client_address(struct MHD_Connection *connection);
 
 /// Writes a complete, minimal HTTP/1.1 response straight onto the connection's
-/// socket (with a Date field and `Connection: close`), then shuts down the
+/// socket (with a Date field, `Keyward-Error: <keyward_error>` and `Connection: close`), then shuts down the
 /// sending side. For refusals libmicrohttpd cannot queue: 0.9.75 queues a
 /// response only before or after the body, never while it is being read.
 /// The caller then returns MHD_NO so libmicrohttpd closes the connection.
@@ -92,5 +111,5 @@ const struct sockaddr *keyward_mhd_client_address(struct MHD_Connection *connect
 /// was accepted by the socket, -1 otherwise.
 int keyward_mhd_send_final_response(struct MHD_Connection *connection,
                                     unsigned int status, const char *reason,
-                                    const char *content_type,
+                                    const char *content_type, const char *keyward_error,
                                     const void *body, size_t body_length);
