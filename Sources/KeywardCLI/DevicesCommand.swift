@@ -21,7 +21,7 @@ enum DevicesCommand {
         device admitted without a verified proof ([gate] mode monitor or off) and not yet revoked,
         in one transaction; with --dry-run it only says how many it would revoke. Run it after
         moving the gate to enforce: attested devices are untouched.
-        What revoking a device stops: its live sessions (refused within 60 s); the same App Attest
+        What revoking a device stops: its live sessions (refused within 30 s); the same App Attest
         key attesting or asserting again (iOS, 403); the same install id getting a session through
         Play Integrity (Android, 403); every install credential of the device (/v1/refresh refuses
         them, and unrevoke does not bring them back).
@@ -31,7 +31,7 @@ enum DevicesCommand {
         also sets bit 0 of the phone at Apple, so a new key on it is flagged or refused. Android
         has no such link. Requests already sent upstream are not recalled.
         set-tier puts a device in a tier of keyward.toml's [tiers] (or free, unattested); its live
-        sessions spend against that tier's budget within 60 s. usage ranks the devices by credits
+        sessions spend against that tier's budget within 30 s. usage ranks the devices by credits
         spent on one UTC day (default today; --top 20), with their tier and attested flag, and the
         app's total. list, show and usage say whether each device is attested, and if not, why
         (the reason slug enforce would have refused its proof with). The "registered" column is when
@@ -204,7 +204,7 @@ enum DevicesCommand {
                 CLIOutput.error("keyward devices set-tier: no device \(device)")
                 return 1
             }
-            print("\(device) is now in tier \(tier) (live sessions follow within 60 s)")
+            print("\(device) is now in tier \(tier) (live sessions follow within 30 s)")
             return 0
         } catch {
             CLIOutput.error("keyward devices: " + CLIOutput.oneLine(error))
