@@ -10,6 +10,7 @@
 # upstream; both stop when the script ends. Everything listens on 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/common.sh
 [ $# -ge 2 ] || { echo "usage: bench/compare.sh BINARY_A BINARY_B [rounds] [seconds] [connections]" >&2; exit 2; }
 binaries=("$1" "$2")
 rounds="${3:-3}"
@@ -23,80 +24,30 @@ work="$(mktemp -d)"
 pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  [ -f "$work/upstream/nginx.pid" ] && kill "$(cat "$work/upstream/nginx.pid")" 2>/dev/null || true
+  stop_origin "$work/upstream"
   sleep 0.3
   rm -rf "$work"
 }
 trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 upstream_port=$(free_port)
-mkdir -p "$work/upstream/logs"
-cat > "$work/upstream/nginx.conf" <<CONF
-worker_processes 1;
-pid $work/upstream/nginx.pid;
-error_log $work/upstream/logs/error.log error;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  keepalive_requests 1000000;
-  server {
-    listen 127.0.0.1:$upstream_port;
-    location / { default_type application/json; return 200 '{"ok":true}'; }
-  }
-}
-CONF
-nginx -p "$work/upstream" -c "$work/upstream/nginx.conf"
+start_origin "$work/upstream" "$upstream_port"
 
 export BENCH_KEY="bench-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 ports=(); tokens=(); serve_pids=()
 for i in 0 1; do
   dir="$work/k$i"; mkdir -p "$dir"
   port=$(free_port); admin=$(free_port)
-  cat > "$dir/providers.toml" <<CONF
-[bench]
-base_url = "http://127.0.0.1:$upstream_port"
-allow_http_loopback = true
-secret = "BENCH_KEY"
-auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
-allow = [ { method = "GET", path = "/v1/*" } ]
-
-[benchlimited]
-base_url = "http://127.0.0.1:$upstream_port"
-allow_http_loopback = true
-secret = "BENCH_KEY"
-auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
-allow = [ { method = "GET", path = "/v1/*" } ]
-rate_limit = { per_minute = 1000000, per_day = 100000000 }
-CONF
-  cat > "$dir/keyward.toml" <<CONF
-providers_file = "$dir/providers.toml"
-[listen]
-proxy = "127.0.0.1:$port"
-admin = "127.0.0.1:$admin"
-[store]
-url = "sqlite://$dir/keyward.db"
-[apple]
-team_id = "BENCHTEAM1"
-bundle_ids = ["dev.keyward.bench"]
-environment = "production"
-CONF
+  write_bench_config "$dir" "$upstream_port" "$port" "$admin"
   "${binaries[$i]}" keys generate --out "$dir/session.pem" >/dev/null
   export KEYWARD_SESSION_KEY_FILE="$dir/session.pem"
   "${binaries[$i]}" migrate --config "$dir/keyward.toml" >/dev/null
   tokens[$i]=$("${binaries[$i]}" sessions mint --config "$dir/keyward.toml" --device bench-device --platform ios --register --ttl 3600 --token-only)
-  seq 1 1000 | xargs -P 2 -I{} "${binaries[$i]}" sessions mint --config "$dir/keyward.toml" --device "bench-device-{}" \
-    --platform ios --register --ttl 3600 --token-only >"$dir/tokens.txt"
-  [ "$(grep -c . "$dir/tokens.txt")" = 1000 ] || { echo "minting the 1,000 device sessions failed"; exit 1; }
+  mint_devices "${binaries[$i]}" "$dir/keyward.toml" 1000 "$dir/tokens.txt"
   "${binaries[$i]}" serve --config "$dir/keyward.toml" 2>"$dir/keyward.log" &
   serve_pids[$i]=$!; pids+=($!)
   ports[$i]=$port
-  ready=""
-  for _ in $(seq 1 100); do
-    curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && { ready=1; break; }
-    sleep 0.1
-  done
-  [ -n "$ready" ] || { echo "binary ${binaries[$i]} did not become ready:"; tail -5 "$dir/keyward.log"; exit 1; }
+  wait_ready "$port" "$dir/keyward.log"
   status=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer ${tokens[$i]}" "http://127.0.0.1:$port/p/bench/v1/models")
   [ "$status" = 200 ] || { echo "binary ${binaries[$i]} did not proxy (status $status)"; exit 1; }
 done

@@ -10,6 +10,7 @@
 # Usage: [PROFILES=dir] bench/instructions.sh [BINARY (default: a release build)] [N (default 2000)]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/common.sh
 requests="${2:-2000}"
 if [ -n "${1:-}" ]; then
   keyward="$1"
@@ -23,7 +24,7 @@ work="$(mktemp -d)"
 pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  [ -f "$work/upstream/nginx.pid" ] && kill "$(cat "$work/upstream/nginx.pid")" 2>/dev/null || true
+  stop_origin "$work/upstream"
   sleep 0.3
   rm -rf "$work"
 }
@@ -32,59 +33,15 @@ trap cleanup EXIT
 # (the instructions are the same).
 objcopy --strip-debug "$keyward" "$work/keyward"
 keyward="$work/keyward"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 upstream_port=$(free_port); port=$(free_port); admin=$(free_port)
-mkdir -p "$work/upstream/logs"
-cat > "$work/upstream/nginx.conf" <<CONF
-worker_processes 1;
-pid $work/upstream/nginx.pid;
-error_log $work/upstream/logs/error.log error;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  keepalive_requests 1000000;
-  server {
-    listen 127.0.0.1:$upstream_port;
-    location / { default_type application/json; return 200 '{"ok":true}'; }
-  }
-}
-CONF
-nginx -p "$work/upstream" -c "$work/upstream/nginx.conf"
+start_origin "$work/upstream" "$upstream_port"
 
-cat > "$work/providers.toml" <<CONF
-[bench]
-base_url = "http://127.0.0.1:$upstream_port"
-allow_http_loopback = true
-secret = "BENCH_KEY"
-auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
-allow = [ { method = "GET", path = "/v1/*" } ]
-
-[benchlimited]
-base_url = "http://127.0.0.1:$upstream_port"
-allow_http_loopback = true
-secret = "BENCH_KEY"
-auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
-allow = [ { method = "GET", path = "/v1/*" } ]
-rate_limit = { per_minute = 1000000, per_day = 100000000 }
-CONF
-cat > "$work/keyward.toml" <<CONF
-providers_file = "$work/providers.toml"
-[listen]
-proxy = "127.0.0.1:$port"
-admin = "127.0.0.1:$admin"
-[store]
-url = "sqlite://$work/keyward.db"
-[apple]
-team_id = "BENCHTEAM1"
-bundle_ids = ["dev.keyward.bench"]
-environment = "production"
-CONF
+write_bench_config "$work" "$upstream_port" "$port" "$admin"
 export BENCH_KEY="bench-key" KEYWARD_SESSION_KEY_FILE="$work/session.pem"
 "$keyward" keys generate --out "$work/session.pem" >/dev/null 2>&1
 "$keyward" migrate --config "$work/keyward.toml" >/dev/null
-seq 1 100 | xargs -P 2 -I{} "$keyward" sessions mint --config "$work/keyward.toml" --device "bench-device-{}" \
-  --platform ios --register --ttl 3600 --token-only >"$work/tokens.txt"
+mint_devices "$keyward" "$work/keyward.toml" 100 "$work/tokens.txt"
 
 # count PATH N: runs serve under callgrind, sends N requests to PATH (sessions taken in turn from
 # tokens.txt), stops it and prints the process's total instructions.
@@ -94,12 +51,7 @@ count() {
   valgrind --tool=callgrind --callgrind-out-file="$out" "$keyward" serve --config "$work/keyward.toml" 2>"$work/serve.log" &
   local pid=$!
   pids+=("$pid")
-  local ready=""
-  for _ in $(seq 1 600); do
-    curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && { ready=1; break; }
-    sleep 0.1
-  done
-  [ -n "$ready" ] || { { echo "keyward under callgrind did not become ready:"; tail -5 "$work/serve.log"; } >&2; exit 1; }
+  wait_ready "$port" "$work/serve.log" 600
   python3 - "$port" "$path" "$n" "$work/tokens.txt" <<'PY'
 import http.client, sys, threading
 port, path, n, tokens_file = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]

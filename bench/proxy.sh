@@ -14,6 +14,7 @@
 # Everything listens on 127.0.0.1 and stops when the script ends.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/common.sh
 duration="${1:-10}"
 connections="${2:-64}"
 threads=2
@@ -37,34 +38,18 @@ work="$(mktemp -d)"
 pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  [ -f "$work/upstream/nginx.pid" ] && kill "$(cat "$work/upstream/nginx.pid")" 2>/dev/null || true
+  stop_origin "$work/upstream"
   [ -f "$work/proxy/nginx.pid" ] && kill "$(cat "$work/proxy/nginx.pid")" 2>/dev/null || true
   sleep 0.3
   rm -rf "$work"
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 upstream_port=$(free_port); proxy_port=$(free_port); keyward_port=$(free_port); admin_port=$(free_port)
 bench_key="bench-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 
 # 1. The upstream: nginx answering every request with a small JSON body over keep-alive.
-mkdir -p "$work/upstream/logs"
-cat > "$work/upstream/nginx.conf" <<CONF
-worker_processes 1;
-pid $work/upstream/nginx.pid;
-error_log $work/upstream/logs/error.log error;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  keepalive_requests 1000000;
-  server {
-    listen 127.0.0.1:$upstream_port;
-    location / { default_type application/json; return 200 '{"ok":true}'; }
-  }
-}
-CONF
-nginx -p "$work/upstream" -c "$work/upstream/nginx.conf"
+start_origin "$work/upstream" "$upstream_port"
 
 # 2. The reference proxy: nginx proxy_pass with a keep-alive pool, injecting the key header.
 mkdir -p "$work/proxy/logs"
@@ -93,47 +78,15 @@ nginx -p "$work/proxy" -c "$work/proxy/nginx.conf"
 
 # 3. Keyward: a real `serve` with its own store, session key and a bench provider.
 "$keyward" keys generate --out "$work/session.pem" >/dev/null
-cat > "$work/providers.toml" <<CONF
-[bench]
-base_url = "http://127.0.0.1:$upstream_port"
-allow_http_loopback = true
-secret = "BENCH_KEY"
-auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
-allow = [ { method = "GET", path = "/v1/*" } ]
-
-[benchlimited]
-base_url = "http://127.0.0.1:$upstream_port"
-allow_http_loopback = true
-secret = "BENCH_KEY"
-auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
-allow = [ { method = "GET", path = "/v1/*" } ]
-rate_limit = { per_minute = 1000000, per_day = 100000000 }
-CONF
-cat > "$work/keyward.toml" <<CONF
-providers_file = "$work/providers.toml"
-[listen]
-proxy = "127.0.0.1:$keyward_port"
-admin = "127.0.0.1:$admin_port"
-[store]
-url = "sqlite://$work/keyward.db"
-[apple]
-team_id = "BENCHTEAM1"
-bundle_ids = ["dev.keyward.bench"]
-environment = "production"
-CONF
+write_bench_config "$work" "$upstream_port" "$keyward_port" "$admin_port"
 export BENCH_KEY="$bench_key" KEYWARD_SESSION_KEY_FILE="$work/session.pem"
 "$keyward" migrate --config "$work/keyward.toml" >/dev/null
 token=$("$keyward" sessions mint --config "$work/keyward.toml" --device bench-device --platform ios --register --ttl 3600 --token-only)
 # 1,000 devices for the rate-limited target (two mints at a time: about 12 s).
-seq 1 1000 | xargs -P 2 -I{} "$keyward" sessions mint --config "$work/keyward.toml" --device "bench-device-{}" \
-  --platform ios --register --ttl 3600 --token-only >"$work/tokens.txt"
-[ "$(grep -c . "$work/tokens.txt")" = 1000 ] || { echo "minting the 1,000 device sessions failed"; exit 1; }
+mint_devices "$keyward" "$work/keyward.toml" 1000 "$work/tokens.txt"
 "$keyward" serve --config "$work/keyward.toml" 2>"$work/keyward.log" &
 pids+=($!)
-for _ in $(seq 1 100); do
-  curl -fs "http://127.0.0.1:$keyward_port/healthz" >/dev/null 2>&1 && break
-  sleep 0.1
-done
+wait_ready "$keyward_port" "$work/keyward.log"
 check=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $token" "http://127.0.0.1:$keyward_port/p/bench/v1/models")
 [ "$check" = "200" ] || { echo "keyward did not proxy (status $check):"; tail -5 "$work/keyward.log"; exit 1; }
 check=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(head -1 "$work/tokens.txt")" "http://127.0.0.1:$keyward_port/p/benchlimited/v1/models")

@@ -72,18 +72,22 @@ public final class LimitsEngine: Sendable {
     public func admit(key: String, rules: [LimitRule], nowMillis: Int64) -> LimitDecision {
         guard !rules.isEmpty else { return .admitted }
         if let bad = rules.first(where: { !$0.isValid }) { return .refused(retryAfterMillis: max(1, bad.windowMillis)) }
-        return stripe(key).withLock { table -> LimitDecision in
-            let state = windows(&table, key: key, rules: rules)
-            var wait: Int64 = 0
-            var at = nowMillis
-            for window in state.windows {
-                at = max(at, window.effectiveTime(nowMillis))
-                wait = max(wait, window.wait(now: nowMillis))
-            }
-            guard wait == 0 else { return .refused(retryAfterMillis: wait) }
-            for window in state.windows { window.record(at) }
-            return .admitted
+        return stripe(key).withLock { table in Self.decide(windows(&table, key: key, rules: rules), nowMillis: nowMillis) }
+    }
+
+    /// The decision over a key's windows (its stripe's lock held): every window must have room;
+    /// then the admission is recorded in all of them at one instant (the latest any window has
+    /// seen, so a clock stepping back cannot widen a window), else nothing is recorded.
+    private static func decide(_ state: KeyState, nowMillis: Int64) -> LimitDecision {
+        var wait: Int64 = 0
+        var at = nowMillis
+        for window in state.windows {
+            at = max(at, window.effectiveTime(nowMillis))
+            wait = max(wait, window.wait(now: nowMillis))
         }
+        guard wait == 0 else { return .refused(retryAfterMillis: wait) }
+        for window in state.windows { window.record(at) }
+        return .admitted
     }
 
     /// `admit`, and under the same lock each rule's count as the decision left it (the admission
@@ -94,18 +98,12 @@ public final class LimitsEngine: Sendable {
         if let bad = rules.first(where: { !$0.isValid }) { return (.refused(retryAfterMillis: max(1, bad.windowMillis)), []) }
         return stripe(key).withLock { table -> (decision: LimitDecision, usage: [LimitUsage]) in
             let state = windows(&table, key: key, rules: rules)
-            var wait: Int64 = 0
-            var at = nowMillis
-            for window in state.windows {
-                at = max(at, window.effectiveTime(nowMillis))
-                wait = max(wait, window.wait(now: nowMillis))
-            }
-            if wait == 0 { for window in state.windows { window.record(at) } }
+            let decision = Self.decide(state, nowMillis: nowMillis)
             let usage = state.windows.map { window in
                 let (used, reset) = window.usage(now: nowMillis)
                 return LimitUsage(rule: window.rule, used: used, resetMillis: reset)
             }
-            return (wait == 0 ? .admitted : .refused(retryAfterMillis: wait), usage)
+            return (decision, usage)
         }
     }
 

@@ -1,0 +1,86 @@
+# Shared set-up of the proxy benchmarks (sourced by proxy.sh, compare.sh and instructions.sh):
+# a free loopback port, the local origin, and the bench providers and keyward.toml they all use.
+
+# A TCP port free on 127.0.0.1 now.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# start_origin DIR PORT: nginx in DIR on 127.0.0.1:PORT answering every request with a small JSON
+# body over keep-alive (its pid in DIR/nginx.pid; stop it with `stop_origin DIR`).
+start_origin() {
+  local dir="$1" port="$2"
+  mkdir -p "$dir/logs"
+  cat > "$dir/nginx.conf" <<CONF
+worker_processes 1;
+pid $dir/nginx.pid;
+error_log $dir/logs/error.log error;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  keepalive_requests 1000000;
+  server {
+    listen 127.0.0.1:$port;
+    location / { default_type application/json; return 200 '{"ok":true}'; }
+  }
+}
+CONF
+  nginx -p "$dir" -c "$dir/nginx.conf"
+}
+
+stop_origin() { [ -f "$1/nginx.pid" ] && kill "$(cat "$1/nginx.pid")" 2>/dev/null || true; }
+
+# write_bench_config DIR ORIGIN_PORT PROXY_PORT ADMIN_PORT: DIR/providers.toml with `bench` (no
+# limit) and `benchlimited` (per minute and per day, high enough never to refuse), both to the
+# origin with the key from $BENCH_KEY, and DIR/keyward.toml serving them on the two ports with a
+# SQLite store in DIR.
+write_bench_config() {
+  local dir="$1" origin="$2" proxy="$3" admin="$4"
+  cat > "$dir/providers.toml" <<CONF
+[bench]
+base_url = "http://127.0.0.1:$origin"
+allow_http_loopback = true
+secret = "BENCH_KEY"
+auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
+allow = [ { method = "GET", path = "/v1/*" } ]
+
+[benchlimited]
+base_url = "http://127.0.0.1:$origin"
+allow_http_loopback = true
+secret = "BENCH_KEY"
+auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
+allow = [ { method = "GET", path = "/v1/*" } ]
+rate_limit = { per_minute = 1000000, per_day = 100000000 }
+CONF
+  cat > "$dir/keyward.toml" <<CONF
+providers_file = "$dir/providers.toml"
+[listen]
+proxy = "127.0.0.1:$proxy"
+admin = "127.0.0.1:$admin"
+[store]
+url = "sqlite://$dir/keyward.db"
+[apple]
+team_id = "BENCHTEAM1"
+bundle_ids = ["dev.keyward.bench"]
+environment = "production"
+CONF
+}
+
+# mint_devices KEYWARD CONFIG N OUT: N registered iOS devices bench-device-1…N, one session token
+# each (an hour), one per line in OUT (two mints at a time).
+mint_devices() {
+  local keyward="$1" config="$2" count="$3" out="$4"
+  seq 1 "$count" | xargs -P 2 -I{} "$keyward" sessions mint --config "$config" --device "bench-device-{}" \
+    --platform ios --register --ttl 3600 --token-only >"$out"
+  [ "$(grep -c . "$out")" = "$count" ] || { echo "minting the $count device sessions failed" >&2; return 1; }
+}
+
+# wait_ready PORT LOG [tries of 0.1 s, default 100]: until /healthz answers on PORT; else prints
+# the end of LOG and fails.
+wait_ready() {
+  local port="$1" log="$2" tries="${3:-100}"
+  for _ in $(seq 1 "$tries"); do
+    curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  { echo "keyward did not become ready on port $port:"; tail -5 "$log"; } >&2
+  return 1
+}
