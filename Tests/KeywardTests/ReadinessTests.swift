@@ -70,6 +70,11 @@ final class ReadinessTests: XCTestCase {
         }
         XCTAssertEqual(status, 200)
         XCTAssertEqual(try env.client.postJSON("/v1/challenge", [:]).0.status, 200)
+        // One line when readiness was lost, with the store's reason, and one when it came back.
+        let notReady = env.logLines.filter { $0.contains("\"event\":\"store_not_ready\"") }
+        XCTAssertEqual(notReady.count, 1, notReady.joined(separator: "\n"))
+        XCTAssertTrue(notReady.first?.contains("\"reason\":\"sqlite_full\"") == true, notReady.joined(separator: "\n"))
+        XCTAssertEqual(env.logLines.filter { $0.contains("\"event\":\"store_ready\"") }.count, 1)
     }
 
     /// Runs one statement on a connection of its own (another process's view) and returns the first
