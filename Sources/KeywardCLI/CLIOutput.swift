@@ -64,12 +64,36 @@ enum CLIOutput {
     }
 
     /// `2026-11-29`, `2026-11-29T13:05:00Z` or unix seconds → unix seconds.
+    /// A date that does not exist (`2026-02-30`, `2027-13-01`, `T24:00:00`) is nil, not the day
+    /// the calendar would roll it over to.
     static func parseTime(_ text: String) -> Int64? {
         if let seconds = Int64(text) { return seconds }
+        guard fieldsExist(text) else { return nil }
         let formatter = ISO8601DateFormatter()
         if let date = formatter.date(from: text) { return Int64(date.timeIntervalSince1970) }
         formatter.formatOptions = [.withFullDate]
         if let date = formatter.date(from: text) { return Int64(date.timeIntervalSince1970) }
         return nil
+    }
+
+    /// Whether the `YYYY-MM-DD` that `text` starts with is a day of the Gregorian calendar and the
+    /// `Thh:mm:ss` after it, if any, a time of day (00-23, 00-59, 00-60 for a leap second).
+    private static func fieldsExist(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        func number(_ range: Range<Int>) -> Int? {
+            guard range.upperBound <= bytes.count, range.allSatisfy({ bytes[$0] >= 0x30 && bytes[$0] <= 0x39 }) else { return nil }
+            return range.reduce(0) { $0 * 10 + Int(bytes[$1] - 0x30) }
+        }
+        guard bytes.count >= 10, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
+              let year = number(0..<4), let month = number(5..<7), let day = number(8..<10), (1...12).contains(month)
+        else { return false }
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+        guard (1...days).contains(day) else { return false }
+        guard bytes.count > 10 else { return true }
+        guard bytes.count >= 19, bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+              let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19)
+        else { return false }
+        return hour <= 23 && minute <= 59 && second <= 60
     }
 }

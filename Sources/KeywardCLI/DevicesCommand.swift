@@ -13,14 +13,15 @@ enum DevicesCommand {
                keyward devices set-tier [--config FILE] DEVICE TIER
                keyward devices usage   [--config FILE] [--day DATE] [--top N] [--json]
 
-        DATE is 2026-11-29, 2026-11-29T13:05:00Z or unix seconds. `revoke --before` revokes every
-        device attested before that time (for example after a compromised build was withdrawn):
+        DATE is 2026-11-29, 2026-11-29T13:05:00Z or unix seconds (a day or time that does not exist,
+        such as 2026-02-30, is a usage error). `revoke --before` revokes every
+        device registered before that time (for example after a compromised build was withdrawn):
         with --dry-run it lists them and says how many it would revoke; --yes revokes them; with
         neither it only says how many there are and exits 2. `revoke --unattested` revokes every
         device admitted without a verified proof ([gate] mode monitor or off) and not yet revoked,
         in one transaction; with --dry-run it only says how many it would revoke. Run it after
         moving the gate to enforce: attested devices are untouched.
-        What revoking a device stops: its live sessions (refused within 60 s); the same App Attest
+        What revoking a device stops: its live sessions (refused within 30 s); the same App Attest
         key attesting or asserting again (iOS, 403); the same install id getting a session through
         Play Integrity (Android, 403); every install credential of the device (/v1/refresh refuses
         them, and unrevoke does not bring them back).
@@ -30,10 +31,12 @@ enum DevicesCommand {
         also sets bit 0 of the phone at Apple, so a new key on it is flagged or refused. Android
         has no such link. Requests already sent upstream are not recalled.
         set-tier puts a device in a tier of keyward.toml's [tiers] (or free, unattested); its live
-        sessions spend against that tier's budget within 60 s. usage ranks the devices by credits
+        sessions spend against that tier's budget within 30 s. usage ranks the devices by credits
         spent on one UTC day (default today; --top 20), with their tier and attested flag, and the
         app's total. list, show and usage say whether each device is attested, and if not, why
-        (the reason slug enforce would have refused its proof with).
+        (the reason slug enforce would have refused its proof with). The "registered" column is when
+        the device was first stored (its attestation, or its admission without one); the "proof"
+        column says whether it attested.
 
         exit codes: 0 done, 1 not found or failure, 2 usage error
         """
@@ -92,7 +95,7 @@ enum DevicesCommand {
             switch action {
             case "list":
                 let devices = try store.listDevices(attestedBefore: before)
-                print("id                                                                platform  env          attested              last seen             counter  proof                  revoked")
+                print("id                                                                platform  env          registered            last seen             counter  proof                  revoked")
                 for device in devices { print(row(device)) }
                 print("\(devices.count) device\(devices.count == 1 ? "" : "s")")
             case "show":
@@ -201,7 +204,7 @@ enum DevicesCommand {
                 CLIOutput.error("keyward devices set-tier: no device \(device)")
                 return 1
             }
-            print("\(device) is now in tier \(tier) (live sessions follow within 60 s)")
+            print("\(device) is now in tier \(tier) (live sessions follow within 30 s)")
             return 0
         } catch {
             CLIOutput.error("keyward devices: " + CLIOutput.oneLine(error))
@@ -258,7 +261,7 @@ enum DevicesCommand {
         id           \(device.id)
         platform     \(device.platform)
         environment  \(device.environment)
-        attested     \(CLIOutput.isoTime(device.createdAt))
+        registered   \(CLIOutput.isoTime(device.createdAt))
         last seen    \(CLIOutput.isoTime(device.lastSeenAt))
         counter      \(device.counter)
         public key   \(device.publicKey.isEmpty ? "-" : Hex.encode(device.publicKey))

@@ -1,6 +1,7 @@
 import Foundation
 import Keyward
 import HTTPServer
+import TOMLDecoding
 import Upstream
 
 /// `keyward serve`: run the proxy until SIGTERM/SIGINT; SIGHUP reloads providers.toml and the
@@ -57,9 +58,9 @@ enum ServeCommand {
             let server = KeywardServer(
                 service: service,
                 publicListener: HTTPServerConfiguration(
-                    host: configuration.proxyListen.host, port: configuration.proxyListen.port,
+                    host: configuration.proxyListen.bindHost, port: configuration.proxyListen.port,
                     connectionLimit: connectionLimit, maxHeaderBytes: configuration.maxHeaderBytes),
-                adminListener: HTTPServerConfiguration(host: configuration.adminListen.host, port: configuration.adminListen.port),
+                adminListener: HTTPServerConfiguration(host: configuration.adminListen.bindHost, port: configuration.adminListen.port),
                 reloadProviders: { try ServiceAssembly.providers(path: providersPath, secrets: SecretSource()) },
                 reloadSessionKeys: { try ServiceAssembly.sessionKeys(SecretSource()) },
                 settingsNeedingRestart: {
@@ -73,7 +74,9 @@ enum ServeCommand {
                 // is its `max_upstream_connections` (`UpstreamSlots`).
                 shards: min(16, HTTPServerConfiguration.onlineCores()),
                 shardUpstream: UpstreamClient.Configuration(maxConnectionsPerHost: connectionLimit))
-            try server.start()
+            do { try server.start() } catch let error as HTTPServerError {
+                throw listenFailure(error, configuration)
+            }
             logger.info(
                 "started",
                 "proxy on \(ListenAddress(host: configuration.proxyListen.host, port: server.port)), "
@@ -90,5 +93,21 @@ enum ServeCommand {
             CLIOutput.error("keyward serve: \(error)")
             return 1
         }
+    }
+
+    /// A listener that could not start, named by the keyward.toml file, line and key that set its
+    /// address (`listen.proxy` unless the failing address is the admin listener's).
+    static func listenFailure(_ error: HTTPServerError, _ configuration: KeywardConfiguration) -> ConfigError {
+        var origin = configuration.proxyListenOrigin
+        switch error {
+        case .startFailed(let host, let port)
+            where host == configuration.adminListen.bindHost && port == configuration.adminListen.port
+                && !(host == configuration.proxyListen.bindHost && port == configuration.proxyListen.port):
+            origin = configuration.adminListenOrigin
+        case .invalidHost(let host) where host == configuration.adminListen.bindHost && host != configuration.proxyListen.bindHost:
+            origin = configuration.adminListenOrigin
+        default: break
+        }
+        return ConfigError(file: origin.file, line: origin.line, key: origin.key, message: error.description)
     }
 }

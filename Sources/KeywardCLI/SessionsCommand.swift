@@ -12,7 +12,8 @@ enum SessionsCommand {
         Signs a session for device ID with KEYWARD_SESSION_KEY, exactly as the handshake would.
         The device must exist and not be revoked; --register first creates a synthetic device
         record with that id (environment "minted", no key: it can never pass a per-request
-        assertion, and `keyward devices revoke --id ID` ends it). --ttl defaults to, and may not
+        assertion, and `keyward devices revoke --id ID` ends it). It counts as attested: its sessions
+        pass providers with require_attested = true. --ttl defaults to, and may not
         exceed, the configured session TTL. Prints {"token", "expires_at"}, or the bare token
         with --token-only. Treat the token as a secret.
 

@@ -1,5 +1,7 @@
+import CSQLite
 import Foundation
 import Keyward
+import Store
 import XCTest
 
 /// `/readyz` tells the truth about the store: 503 while it cannot take a write, 200 again by
@@ -25,6 +27,69 @@ final class ReadinessTests: XCTestCase {
             Thread.sleep(forTimeInterval: 0.05)  // the poll interval of a wait the deadline above bounds
         }
         XCTAssertEqual(status, 200)
+    }
+
+    func testReadinessIsUnavailableWhileTheDatabaseIsFullAndRecoversOnceSpaceIsFree() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path + "/keyward.db"
+        _ = try SQLiteStore(path: path)
+        var options = SQLiteStore.Options()
+        // Twenty pages of room beyond the empty schema: SQLite answers SQLITE_FULL past them, as on a full disk.
+        options.maxPageCount = try Self.sqlite(path, "PRAGMA page_count") + 20
+        let capped = try SQLiteStore(path: path, options: options)
+        let env = try TestDeployment(wrapStore: { _ in capped }, store: "sqlite://" + path)
+        defer { env.shutdown() }
+        XCTAssertEqual(try env.client.call("GET", "/readyz").status, 200)
+        var filled = false
+        for n in 0..<100_000 where !filled {
+            var hash = [UInt8](repeating: 0, count: 32)
+            withUnsafeBytes(of: UInt64(n).littleEndian) { hash.replaceSubrange(0..<8, with: $0) }
+            do { try capped.putChallenge(hash: hash, expiresAt: 4_000_000_000) } catch { filled = (error as? StoreError)?.reason == "sqlite_full" }
+        }
+        XCTAssertTrue(filled)
+        // A full database refuses the writes that need a new page; challenges land on random pages,
+        // so some still fit: the next ones through HTTP soon meet a page that does not.
+        var refused = 0
+        for _ in 0..<1_000 where refused == 0 {
+            let status = try env.client.postJSON("/v1/challenge", [:]).0.status
+            if status == 503 { refused += 1 } else { XCTAssertEqual(status, 200) }
+        }
+        XCTAssertEqual(refused, 1)
+        let full = try env.client.call("GET", "/readyz")
+        XCTAssertEqual(full.status, 503)
+        XCTAssertEqual(errorCode(full.body), "unavailable")
+        // The operator frees space (here: rows deleted by another process); nobody restarts Keyward.
+        _ = try Self.sqlite(path, "DELETE FROM challenges")
+        let deadline = Date().addingTimeInterval(10)
+        var status = 0
+        while Date() < deadline {
+            status = try env.client.call("GET", "/readyz").status
+            if status == 200 { break }
+            Thread.sleep(forTimeInterval: 0.05)  // the poll interval of a wait the deadline above bounds
+        }
+        XCTAssertEqual(status, 200)
+        XCTAssertEqual(try env.client.postJSON("/v1/challenge", [:]).0.status, 200)
+        // One line when readiness was lost, with the store's reason, and one when it came back.
+        let notReady = env.logLines.filter { $0.contains("\"event\":\"store_not_ready\"") }
+        XCTAssertEqual(notReady.count, 1, notReady.joined(separator: "\n"))
+        XCTAssertTrue(notReady.first?.contains("\"reason\":\"sqlite_full\"") == true, notReady.joined(separator: "\n"))
+        XCTAssertEqual(env.logLines.filter { $0.contains("\"event\":\"store_ready\"") }.count, 1)
+    }
+
+    /// Runs one statement on a connection of its own (another process's view) and returns the first
+    /// column of its first row as an integer (0 without rows).
+    private static func sqlite(_ path: String, _ sql: String) throws -> Int {
+        var db: OpaquePointer?
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else { throw CocoaError(.fileReadUnknown) }
+        defer { sqlite3_close_v2(db) }
+        sqlite3_busy_timeout(db, 5_000)
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else { throw CocoaError(.fileReadUnknown) }
+        defer { sqlite3_finalize(statement) }
+        let code = sqlite3_step(statement)
+        guard code == SQLITE_ROW || code == SQLITE_DONE else { throw CocoaError(.fileWriteUnknown) }
+        return code == SQLITE_ROW ? Int(sqlite3_column_int64(statement, 0)) : 0
     }
 
     func testServeRefusesToStartOnAStoreItCannotWrite() throws {

@@ -42,4 +42,50 @@ final class SQLiteReadinessTests: XCTestCase {
         try holder.execute("ROLLBACK")
         XCTAssertNoThrow(try store.ping())
     }
+
+    /// The page count of a migrated, empty database at `path`.
+    private func pageCount(_ path: String) throws -> Int {
+        let connection = try SQLiteConnection(path: path, busyTimeoutMillis: 100)
+        return try connection.with("PRAGMA page_count") { statement throws(StoreError) in
+            guard try statement.step() else { return 0 }
+            return Int(statement.int64(0))
+        }
+    }
+
+    func testPingFailsAfterAWriteFoundTheDatabaseFullAndRecoversOnceSpaceIsFree() throws {
+        let harness = try SQLiteHarness()
+        _ = try SQLiteStore(path: harness.path)
+        var options = SQLiteStore.Options()
+        // Twenty pages of room: the database is "full" once challenges fill them, as on a full disk.
+        options.maxPageCount = try pageCount(harness.path) + 20
+        let store = try SQLiteStore(path: harness.path, options: options)
+        XCTAssertNoThrow(try store.ping())
+        var failure: StoreError?
+        for n in 0..<100_000 where failure == nil {
+            var hash = [UInt8](repeating: 0, count: 32)
+            withUnsafeBytes(of: UInt64(n).littleEndian) { hash.replaceSubrange(0..<8, with: $0) }
+            do { try store.putChallenge(hash: hash, expiresAt: 2_000_000_000) } catch { failure = error as? StoreError }
+        }
+        XCTAssertEqual(failure?.reason, "sqlite_full")
+        // The lock is free, yet a write cannot be taken: not ready.
+        XCTAssertThrowsError(try store.ping()) { XCTAssertEqual(($0 as? StoreError)?.reason, "sqlite_full") }
+        XCTAssertThrowsError(try store.ping()) { XCTAssertEqual(($0 as? StoreError)?.reason, "sqlite_full") }
+        // Space comes back (another process deletes rows); the next ping finds it by itself.
+        let other = try SQLiteConnection(path: harness.path, busyTimeoutMillis: 1_000)
+        try other.execute("DELETE FROM challenges")
+        XCTAssertNoThrow(try store.ping())
+        XCTAssertTrue(try store.putChallenge(hash: StoreConformance.hash(1), expiresAt: 2_000_000_000))
+        XCTAssertNoThrow(try store.ping())
+    }
+
+    func testPingFailsOnceTheDatabaseFileIsDeletedUnderTheStore() throws {
+        let harness = try SQLiteHarness()
+        let store = try SQLiteStore(path: harness.path)
+        XCTAssertNoThrow(try store.ping())
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: harness.path + suffix) }
+        XCTAssertThrowsError(try store.ping()) { XCTAssertEqual(($0 as? StoreError)?.reason, "sqlite_file_gone") }
+        // A new file at the same path (a fresh store opened it) is not the one this store writes to.
+        _ = try SQLiteStore(path: harness.path)
+        XCTAssertThrowsError(try store.ping()) { XCTAssertEqual(($0 as? StoreError)?.reason, "sqlite_file_gone") }
+    }
 }

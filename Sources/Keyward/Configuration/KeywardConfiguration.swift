@@ -9,6 +9,11 @@ public struct KeywardConfiguration: Sendable, Equatable {
     public var proxyListen = ListenAddress(host: "127.0.0.1", port: 8080)
     /// The admin listener for `/metrics`, `/healthz`, `/readyz` (default `127.0.0.1:9090`).
     public var adminListen = ListenAddress(host: "127.0.0.1", port: 9090)
+    /// Where `proxyListen` was set: keyward.toml's path, the line and the key `listen.proxy`, so a
+    /// failure to listen at `serve` names them (file `keyward.toml`, line 0 while the default is in force).
+    public var proxyListenOrigin = ConfigError(file: "keyward.toml", line: 0, key: "listen.proxy", message: "")
+    /// Where `adminListen` was set, as ``proxyListenOrigin`` (key `listen.admin`).
+    public var adminListenOrigin = ConfigError(file: "keyward.toml", line: 0, key: "listen.admin", message: "")
     /// `sqlite:///absolute/path` (default `sqlite:///var/lib/keyward/keyward.sqlite`) or `postgres://…`
     /// without a password (libpq reads `PGPASSWORD` or `~/.pgpass`).
     public var storeURL = "sqlite:///var/lib/keyward/keyward.sqlite"

@@ -47,6 +47,12 @@ struct KeywardConfigurationValidator {
 
     mutating func configuration(from file: KeywardConfigurationFile, directory: String) -> KeywardConfiguration {
         var configuration = KeywardConfiguration()
+        if file.listen?.proxy != nil {
+            configuration.proxyListenOrigin = document.error("", at: TOMLKeyPath([.key("listen"), .key("proxy")]))
+        }
+        if file.listen?.admin != nil {
+            configuration.adminListenOrigin = document.error("", at: TOMLKeyPath([.key("listen"), .key("admin")]))
+        }
 
         if let text = file.listen?.proxy {
             if let address = ListenAddress.parse(text) { configuration.proxyListen = address } else {
@@ -59,7 +65,7 @@ struct KeywardConfigurationValidator {
             }
         }
         if configuration.proxyListen.port != 0, configuration.proxyListen.port == configuration.adminListen.port,
-           configuration.proxyListen.host == configuration.adminListen.host || configuration.proxyListen.host == "0.0.0.0"
+           configuration.proxyListen.bindHost == configuration.adminListen.bindHost || configuration.proxyListen.host == "0.0.0.0"
             || configuration.adminListen.host == "0.0.0.0" {
             fail("must not be the proxy's address (\(configuration.proxyListen)): /metrics would face the apps", "listen", "admin")
         }

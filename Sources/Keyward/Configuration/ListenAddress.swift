@@ -15,6 +15,10 @@ public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
         host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 
+    /// The numeric address to bind: `localhost` is the IPv4 loopback address `127.0.0.1` (what
+    /// `check-config` accepts, `serve` binds); any other host as written.
+    public var bindHost: String { host == "localhost" ? "127.0.0.1" : host }
+
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
     /// Parses `host:port`.

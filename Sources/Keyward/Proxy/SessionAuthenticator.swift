@@ -18,12 +18,9 @@ struct SessionAuthenticator: Sendable {
     /// - Throws: `session_invalid` (missing, malformed, expired, wrong key).
     func authenticate(_ head: HTTPRequestHead, record: RequestRecord) throws(APIError) -> SessionClaims {
         // Exactly one Authorization field: with two, which one a later hop reads is anyone's guess.
-        // (The scheme is letters only: OR-ing 0x20 lowercases A–Z and maps nothing else onto a–z.)
-        guard let authorization = head.onlyHeader("authorization"), authorization.utf8.count > 7,
-              authorization.utf8.prefix(6).elementsEqual("bearer".utf8, by: { $0 | 0x20 == $1 }),
-              authorization.utf8.dropFirst(6).first == UInt8(ascii: " ")
+        guard let authorization = head.onlyHeader("authorization"), let tokenBytes = BearerCredentials.token(in: authorization)
         else { throw APIError(.sessionInvalid, reason: "session_missing") }
-        let token = String(authorization.dropFirst(7))
+        let token = String(decoding: tokenBytes, as: UTF8.self)
         let claims: SessionClaims
         do {
             claims = try keys.verifier.verify(token, now: time.nowSeconds())

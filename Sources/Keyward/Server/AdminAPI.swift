@@ -7,8 +7,10 @@ import Store
 /// `POST /admin/v1/devices/{id}/tier` with `{"tier": "pro"}` sets a device's tier.
 ///
 /// Off (every `/admin/` path 404) unless the secret `KEYWARD_ADMIN_TOKEN` is set; then each
-/// request must carry `Authorization: Bearer <that token>` (RFC 6750 §2.1), compared in constant
-/// time, else 401 with `WWW-Authenticate: Bearer`. Answers: 200 `{"id", "tier"}`; 400 `bad_request`
+/// request must carry `Authorization: Bearer <that token>` (RFC 6750 §2.1; the scheme in any case,
+/// trailing whitespace ignored, as ``BearerCredentials`` reads it), compared in constant time, else
+/// 401 `unauthorized` with `WWW-Authenticate: Bearer`. Every error answer carries `Keyward-Error: <code>`
+/// like the public API's. Answers: 200 `{"id", "tier"}`; 400 `bad_request`
 /// (body not `{"tier": NAME}`, a tier not configured, an id that is not lowercase hex); 404
 /// `not_found` (no such device); 405 (not POST); 503 `unavailable` (the store). The store call runs on
 /// the store executor. The tier applies to this instance's next request of the device at once, and
@@ -26,20 +28,16 @@ struct AdminAPI: Sendable {
 
     func handle(_ head: HTTPRequestHead, body: [UInt8], writer: ResponseWriter) {
         guard let token else { return Self.error(writer, 404, "not_found") }
-        guard let authorization = head.onlyHeader("authorization"), authorization.hasPrefix("Bearer "),
-              constantTimeEquals(Array(authorization.utf8.dropFirst(7)), token)
-        else {
-            return writer.respond(status: 401, headers: [("Content-Type", "application/json"), ("WWW-Authenticate", "Bearer")],
-                                  body: Array("{\"error\":\"unauthorized\"}".utf8))
-        }
+        guard let authorization = head.onlyHeader("authorization"), let presented = BearerCredentials.token(in: authorization),
+              constantTimeEquals(Array(presented), token)
+        else { return Self.error(writer, 401, Self.unauthorized, extraHeaders: [("WWW-Authenticate", "Bearer")]) }
         let parts = head.path.split(separator: "/", omittingEmptySubsequences: false)
         // "", "admin", "v1", "devices", id, "tier"
         guard parts.count == 6, parts[1] == "admin", parts[2] == "v1", parts[3] == "devices", parts[5] == "tier" else {
             return Self.error(writer, 404, "not_found")
         }
         guard head.method == "POST" else {
-            return writer.respond(status: 405, headers: [("Allow", "POST"), ("Content-Type", "application/json")],
-                                  body: APIErrorCode.methodNotAllowed.body)
+            return Self.error(writer, 405, APIErrorCode.methodNotAllowed.rawValue, extraHeaders: [("Allow", "POST")])
         }
         let id = String(parts[4])
         guard !id.isEmpty, id.utf8.count <= DeviceRecord.maxIDLength,
@@ -60,7 +58,13 @@ struct AdminAPI: Sendable {
         }
     }
 
-    private static func error(_ writer: ResponseWriter, _ status: Int, _ code: String) {
-        writer.respond(status: status, headers: [("Content-Type", "application/json")], body: Array("{\"error\":\"\(code)\"}".utf8))
+    /// The admin API's own code (admin listener only, so not in ``APIErrorCode``, which apps see):
+    /// 401, the admin token is missing or wrong.
+    static let unauthorized = "unauthorized"
+
+    /// `{"error": code}` with `Keyward-Error: code`, as every error Keyward writes itself.
+    private static func error(_ writer: ResponseWriter, _ status: Int, _ code: String, extraHeaders: [(String, String)] = []) {
+        writer.respond(status: status, headers: [("Content-Type", "application/json"), (APIErrorCode.headerName, code)] + extraHeaders,
+                       body: Array("{\"error\":\"\(code)\"}".utf8))
     }
 }

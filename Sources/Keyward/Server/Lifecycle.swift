@@ -14,6 +14,9 @@ final class Lifecycle: Sendable {
     /// A graceful stop's grace period is over and what still runs is being cut: streams cut now are
     /// logged as cut by the stop, not as the client's doing.
     private let cutting = Atomic<Bool>(false)
+    /// What the latest readiness check found of the store, so its changes are logged once each
+    /// (`store_not_ready` with the reason, `store_ready` when it takes writes again), not every poll.
+    private let storeReady = Atomic<Bool>(true)
 
     init(store: any Store, asyncStore: AsyncStore, time: any TimeSource, logger: Logger, metrics: Metrics) {
         self.store = store
@@ -40,10 +43,21 @@ final class Lifecycle: Sendable {
     func checkReady(record: RequestRecord?, completion: @escaping @Sendable (APIError?) -> Void) {
         if draining.load(ordering: .relaxed) { return completion(.unavailable(reason: "draining")) }
         let metrics = self.metrics
+        let logger = self.logger
         asyncStore.run("ping", { store throws(StoreError) in try store.ping() }) { result in
-            guard case .failure = result else { return completion(nil) }
-            if let record { record.note(.storeError(operation: "ping")) } else { metrics.count(.storeError(operation: "ping")) }
-            completion(.unavailable(reason: "store_unreachable"))
+            switch result {
+            case .success:
+                if !self.storeReady.exchange(true, ordering: .relaxed) { logger.emit(logger.line("store_ready")) }
+                completion(nil)
+            case .failure(let error):
+                if self.storeReady.exchange(false, ordering: .relaxed) {
+                    var line = logger.line("store_not_ready")
+                    line.add("reason", error.reason)
+                    logger.emit(line)
+                }
+                if let record { record.note(.storeError(operation: "ping")) } else { metrics.count(.storeError(operation: "ping")) }
+                completion(.unavailable(reason: "store_unreachable"))
+            }
         }
     }
 

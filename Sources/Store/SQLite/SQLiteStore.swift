@@ -13,6 +13,9 @@ public final class SQLiteStore: Store {
         public var busyTimeoutMillis: Int32 = 5_000
         /// How long a caller waits for a free connection before `pool_timeout`, seconds.
         public var poolWaitSeconds: Double = 10
+        /// A cap on the database's size in pages (`PRAGMA max_page_count` on every connection); a write
+        /// that needs a page beyond it fails with `sqlite_full`, as on a full disk. Nil: SQLite's own limit.
+        public var maxPageCount: Int? = nil
         /// The defaults.
         public init() {}
     }
@@ -23,6 +26,8 @@ public final class SQLiteStore: Store {
     let busyTimeoutMillis: Int32
     let pool: ConnectionPool<SQLiteConnection>
     let purgeTicker = PurgeTicker(interval: 1_024)
+    /// Storage failures of writes since the last committed probe, and the file's identity.
+    let writeHealth: SQLiteWriteHealth
 
     /// Opens or creates the database at `path` and migrates it.
     /// - Parameter path: a file path (relative paths resolve against the working directory).
@@ -36,22 +41,52 @@ public final class SQLiteStore: Store {
         self.path = path
         busyTimeoutMillis = options.busyTimeoutMillis
         let timeout = options.busyTimeoutMillis
+        let maxPageCount = options.maxPageCount
+        let health = SQLiteWriteHealth(path: path)
         pool = ConnectionPool(
             capacity: options.poolSize, waitSeconds: options.poolWaitSeconds,
-            connect: { () throws(StoreError) in try SQLiteConnection(path: path, busyTimeoutMillis: timeout) },
-            isReusable: { _, error in SQLiteConnection.survives(error) })
+            connect: { () throws(StoreError) in
+                let connection = try SQLiteConnection(path: path, busyTimeoutMillis: timeout)
+                if let maxPageCount { try connection.execute("PRAGMA max_page_count = \(maxPageCount)") }
+                return connection
+            },
+            isReusable: { _, error in
+                health.note(error)
+                return SQLiteConnection.survives(error)
+            })
+        writeHealth = health
         try migrate()
+        // The first connection created the file: its identity is known only now.
+        writeHealth.recordIdentity(path: path)
     }
 
     public func migrate() throws(StoreError) {
         try pool.withConnection { connection throws(StoreError) in try SQLiteMigrator.migrate(connection) }
     }
 
-    /// Takes the database's write lock and lets go (`BEGIN IMMEDIATE`, `ROLLBACK`): ready means
-    /// a write would succeed now, not merely that the file reads.
+    /// Ready means a write would succeed now, not merely that the file reads:
+    /// - the database file is still the one opened (else `sqlite_file_gone`);
+    /// - the write lock can be taken (`BEGIN IMMEDIATE`, then `COMMIT` of nothing);
+    /// - after a write failed for lack of storage (`sqlite_full`, `sqlite_io`, `sqlite_readonly`,
+    ///   `sqlite_corrupt`), a probe write must commit: a row larger than a page (so it needs new pages,
+    ///   as a growing table does) inserted into `rate_events` and deleted in the same transaction.
+    ///   Until one commits, ping throws the probe's error; the first that commits clears the failure.
     public func ping() throws(StoreError) {
-        try pool.withConnection { connection throws(StoreError) in
-            try connection.immediateTransaction { () throws(StoreError) in }
+        try writeHealth.checkFile(path: path)
+        guard writeHealth.standingFailure != nil else {
+            try pool.withConnection { connection throws(StoreError) in
+                try connection.immediateTransaction { () throws(StoreError) in }
+            }
+            return
         }
+        try pool.withConnection { connection throws(StoreError) in
+            try connection.immediateTransaction { () throws(StoreError) in
+                // expires_ms 0: were the delete ever lost, the purge removes the row.
+                try connection.execute(
+                    "INSERT INTO rate_events (key, at_ms, expires_ms) VALUES ('readiness_probe:' || hex(zeroblob(4096)), 0, 0); "
+                    + "DELETE FROM rate_events WHERE rowid = last_insert_rowid();")
+            }
+        }
+        writeHealth.clear()
     }
 }

@@ -44,9 +44,15 @@ final class RevokeUnattestedTests: XCTestCase {
         let listed = try KeywardBinary.run(["devices", "list", "--config", config])
         XCTAssertEqual(listed.status, 0, listed.stderr)
         XCTAssertEqual(listed.stdout.split(separator: "\n").filter { $0.contains("none: nonce_mismatch") }.count, 2, listed.stdout)
+        // The date column is when the device was stored, for attested and unattested alike: its header says so.
+        let header = listed.stdout.split(separator: "\n").first.map(String.init) ?? ""
+        XCTAssertEqual(header.split(separator: " ").map(String.init),
+                       ["id", "platform", "env", "registered", "last", "seen", "counter", "proof", "revoked"], header)
         XCTAssertTrue(listed.stdout.split(separator: "\n").contains { $0.contains(Hex.encode(attestedDevice.keyID)) && $0.contains("verified") })
         let shown = try KeywardBinary.run(["devices", "show", "--config", config, "--id", unattestedIDs[0]])
         XCTAssertTrue(shown.stdout.contains("proof        none (unattested: nonce_mismatch)"), shown.stdout)
+        XCTAssertTrue(shown.stdout.contains("\nregistered   20"), shown.stdout)
+        XCTAssertFalse(shown.stdout.contains("attested     "), shown.stdout)
         XCTAssertTrue(shown.stdout.contains("tier         unattested"), shown.stdout)
 
         let dryRun = try KeywardBinary.run(["devices", "revoke", "--config", config, "--unattested", "--dry-run"])

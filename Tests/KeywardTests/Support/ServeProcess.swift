@@ -19,14 +19,15 @@ final class ServeProcess: @unchecked Sendable {
     /// Writes `keyward.toml` (listeners on free loopback ports, `extraTOML` appended) into
     /// `folder` next to an existing `providers.toml`, and starts serve with `environment`.
     /// The store is `storeURL` when given (a `postgres://…` shared by several instances),
-    /// else the SQLite file at `storePath`.
-    init(folder: TemporaryFolder, storePath: String, storeURL: String? = nil, extraTOML: String = "", environment: [String: String], name: String = "keyward") throws {
+    /// else the SQLite file at `storePath`. `proxyHost` is written as the proxy listener's host.
+    init(folder: TemporaryFolder, storePath: String, storeURL: String? = nil, extraTOML: String = "", environment: [String: String],
+         name: String = "keyward", proxyHost: String = "127.0.0.1") throws {
         port = freeLoopbackPort()
         adminPort = freeLoopbackPort()
         configPath = try folder.write("\(name).toml", """
             providers_file = "providers.toml"
             [listen]
-            proxy = "127.0.0.1:\(port)"
+            proxy = "\(proxyHost):\(port)"
             admin = "127.0.0.1:\(adminPort)"
             [store]
             url = "\(storeURL ?? "sqlite://" + storePath)"
