@@ -61,7 +61,7 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
     private let slot: UpstreamSlots.Held?
     /// Gives the call's credits back; nil when nothing was charged.
     private let releaseCredits: (@Sendable () -> Void)?
-    /// Header fields added to the provider's answer (`X-RateLimit-*`).
+    /// Header fields added to the provider's answer (`X-RateLimit-*`), replacing the provider's fields of the same names.
     private let extraHeaders: [(String, String)]
 
     init(
@@ -114,7 +114,7 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
             $0.upstreamHeadSeconds = seconds
             $0.upstreamStatus = status
         }
-        let clientHeaders = responseHead.clientHeaders(headers) + extraHeaders
+        let clientHeaders = responseHead.clientHeaders(headers, replacedBy: extraHeaders)
         if status == 204 || status == 304 {
             // No content by definition (RFC 9110 §15.3.5, §15.4.5): a fixed empty answer, since a
             // stream would frame an empty chunked body.

@@ -18,4 +18,14 @@ struct ProxyResponseHead: Sendable {
         headers.append(("X-Keyward-Request-Id", requestID))
         return headers
     }
+
+    /// The client's header fields: ``clientHeaders(_:)`` of `upstream` followed by Keyward's own
+    /// `own` fields (`X-RateLimit-*`). A field of the upstream whose name (ASCII case-insensitive,
+    /// RFC 9110 §5.1) is also one of `own` is dropped, so the client reads one value per field and it
+    /// is Keyward's; without `own` fields the provider's pass through unchanged.
+    func clientHeaders(_ upstream: [(String, String)], replacedBy own: [(String, String)]) -> [(String, String)] {
+        guard !own.isEmpty else { return clientHeaders(upstream) }
+        let ownNames = Set(own.map { $0.0.lowercased() })
+        return clientHeaders(upstream.filter { !ownNames.contains($0.0.lowercased()) }) + own
+    }
 }
