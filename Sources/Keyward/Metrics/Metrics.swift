@@ -22,6 +22,7 @@ public final class Metrics: Sendable {
         ("keyward_play_integrity_decodes_total", "Standard-mode Android handshakes at the decode step, by outcome (ok, refused_by_policy, google_error, budget_refused)."),
         ("keyward_install_credential_refreshes_total", "Android install credentials presented at /v1/refresh, by outcome (rotated, retried or reason slug)."),
         ("keyward_config_reloads_total", "SIGHUP reloads, by outcome (ok or refused)."),
+        ("keyward_admin_requests_total", "Admin API requests (/admin/), by route template and status."),
         ("keyward_gate_would_block_total", "Handshakes the gate admitted that [gate] mode = \"enforce\" would have refused, by route and reason slug."),
     ]
 

@@ -19,7 +19,8 @@ public struct AdminRoutes: Sendable {
         api = AdminAPI(
             token: service.settings.adminToken.map { Array($0.utf8) },
             knownTiers: Set(["free", "unattested"] + Array(service.settings.spend?.tiers.keys ?? [:].keys)),
-            asyncStore: service.asyncStore, deviceStatus: service.proxy.authenticator.deviceStatus)
+            asyncStore: service.asyncStore, deviceStatus: service.proxy.authenticator.deviceStatus,
+            logger: service.logger, metrics: service.metrics)
     }
 
     /// Answers one admin request: `GET`/`HEAD` only (else 405 with `Allow`, RFC 9110 §15.5.6);
