@@ -8,7 +8,7 @@ enum DevicesCommand {
     static let usage = """
         usage: keyward devices list    [--config FILE] [--before DATE]
                keyward devices show    [--config FILE] --id ID
-               keyward devices revoke  [--config FILE] (--id ID | --before DATE (--dry-run | --yes) | --unattested [--dry-run])
+               keyward devices revoke  [--config FILE] (--id ID | --before DATE (--dry-run | --yes) | --unattested (--dry-run | --yes))
                keyward devices unrevoke [--config FILE] --id ID
                keyward devices set-tier [--config FILE] DEVICE TIER
                keyward devices usage   [--config FILE] [--day DATE] [--top N] [--json]
@@ -17,10 +17,11 @@ enum DevicesCommand {
         such as 2026-02-30, is a usage error). `revoke --before` revokes every
         device registered before that time (for example after a compromised build was withdrawn):
         with --dry-run it lists them and says how many it would revoke; --yes revokes them; with
-        neither it only says how many there are and exits 2. `revoke --unattested` revokes every
-        device admitted without a verified proof ([gate] mode monitor or off) and not yet revoked,
-        in one transaction; with --dry-run it only says how many it would revoke. Run it after
-        moving the gate to enforce: attested devices are untouched.
+        neither it only says how many there are and exits 2. `revoke --unattested` works on every
+        device admitted without a verified proof ([gate] mode monitor or off) and not yet revoked:
+        with --dry-run it only says how many it would revoke; --yes revokes them in one
+        transaction; with neither it says how many there are and exits 2. Run it after moving the
+        gate to enforce: attested devices are untouched.
         What revoking a device stops: its live sessions (refused within 30 s); the same App Attest
         key attesting or asserting again (iOS, 403); the same install id getting a session through
         Play Integrity (Android, 403); every install credential of the device (/v1/refresh refuses
@@ -73,9 +74,12 @@ enum DevicesCommand {
                 CLIOutput.error("keyward devices revoke: give --id, --before or --unattested (one of them)\n\n\(usage)")
                 return 2
             }
-            let bulk = before != nil || options.has("unattested")
-            guard !(options.has("dry-run") && options.has("yes")), bulk || !(options.has("dry-run") || options.has("yes")) else {
-                CLIOutput.error("keyward devices revoke: --dry-run and --yes go with --before or --unattested, one of them\n\n\(usage)")
+            guard !(options.has("dry-run") && options.has("yes")) else {
+                CLIOutput.error("keyward devices revoke: give --dry-run or --yes, not both\n\n\(usage)")
+                return 2
+            }
+            guard id == nil || !(options.has("dry-run") || options.has("yes")) else {
+                CLIOutput.error("keyward devices revoke: --dry-run and --yes go with --before or --unattested, not with --id\n\n\(usage)")
                 return 2
             }
         default:
@@ -84,7 +88,7 @@ enum DevicesCommand {
                 return 2
             }
             guard !options.has("dry-run"), !options.has("yes") else {
-                CLIOutput.error("keyward devices \(action): --dry-run and --yes belong to revoke --before\n\n\(usage)")
+                CLIOutput.error("keyward devices \(action): --dry-run and --yes belong to revoke --before or revoke --unattested\n\n\(usage)")
                 return 2
             }
         }
@@ -107,9 +111,24 @@ enum DevicesCommand {
                 print(details(device))
                 print("credits today \(try store.creditsUsed(scope: CreditSpend.installScope(device.id), day: today))")
             case "revoke" where options.has("unattested"):
-                let count = options.has("dry-run") ? try store.countUnattested() : try store.revokeUnattested(now: now)
-                let what = "\(count) unattested device\(count == 1 ? "" : "s")"
-                print(options.has("dry-run") ? "would revoke \(what) (dry run: nothing changed)" : "revoked \(what)")
+                let describe = { (count: Int) in "\(count) unattested device\(count == 1 ? "" : "s")" }
+                if options.has("dry-run") {
+                    print("would revoke \(describe(try store.countUnattested())) (dry run: nothing changed)")
+                } else if options.has("yes") {
+                    // Phones to mark at Apple, as revoke --before does: an unattested device carries a
+                    // DeviceCheck token only when it attested once (with one) and was later admitted
+                    // without a proof, which made it unattested again.
+                    let withTokens = configuration.apple?.deviceCheck == nil ? [] : try store.listDevices(attestedBefore: nil)
+                        .filter { !$0.attested && !$0.revoked && !$0.deviceCheckToken.isEmpty }
+                    print("revoked \(describe(try store.revokeUnattested(now: now)))")
+                    // Only those this transaction revoked: one that attested in between stays unmarked.
+                    let revoked = try withTokens.compactMap { try store.device(id: $0.id) }.filter { $0.revoked && !$0.attested }
+                    markPhones(revoked, configuration: configuration)
+                } else {
+                    CLIOutput.error("keyward devices revoke: this would revoke \(describe(try store.countUnattested())); nothing changed. "
+                        + "Add --dry-run to count them or --yes to revoke them.")
+                    return 2
+                }
             case "revoke" where before != nil:
                 let devices = try store.listDevices(attestedBefore: before).filter { !$0.revoked }
                 let what = "\(devices.count) device\(devices.count == 1 ? "" : "s") attested before \(CLIOutput.isoTime(before ?? 0))"

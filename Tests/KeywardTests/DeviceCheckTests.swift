@@ -303,4 +303,53 @@ final class DeviceCheckTests: XCTestCase {
         XCTAssertEqual(fake.calls.map(\.path), ["/v1/query_two_bits", "/v1/update_two_bits"])
         XCTAssertTrue(fake.calls.allSatisfy(\.jwtValid))
     }
+
+    /// `revoke --unattested --yes` marks phones as `revoke --before` does: a device made unattested
+    /// after attesting with a DeviceCheck token gets bit 0 set; one without a token and an attested
+    /// device are not asked about.
+    func testRevokeUnattestedSetsBitZeroOfARevokedPhoneThatSentAToken() throws {
+        let key = try ECPrivateKey.generate(.p256)
+        let fake = FakeAppleDeviceCheck(publicKey: key.publicKey, now: { SystemTimeSource().nowSeconds() })
+        let server = HTTPServer(configuration: HTTPServerConfiguration(threads: 1), bodyLimit: { _ in 64 * 1024 }) { head, body, writer in
+            let (status, answer) = fake.handle(path: head.path, authorization: head.header("authorization"), body: body)
+            writer.respond(status: status, headers: [("Content-Type", "application/json")], body: answer)
+        }
+        try server.start()
+        appleServer = server
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let config = try folder.write("keyward.toml", """
+            [store]
+            url = "sqlite://\(folder.path)/k.db"
+            [apple]
+            team_id = "\(Self.teamID)"
+            bundle_ids = ["\(LocalDeployment.bundleID)"]
+            environment = "development"
+            [apple.devicecheck]
+            key_id = "\(Self.keyID)"
+            base_url = "http://127.0.0.1:\(server.port)"
+            """)
+        let demotedPhone = SecureRandom.bytes(96)
+        let attestedPhone = SecureRandom.bytes(96)
+        let store = try openStore(url: "sqlite://\(folder.path)/k.db")
+        try store.migrate()
+        let now = SystemTimeSource().nowSeconds()
+        for record in [
+            DeviceRecord(id: "ab12", platform: "ios", publicKey: Array(repeating: 4, count: 65), counter: 0, environment: "development",
+                         createdAt: now, lastSeenAt: now, deviceCheckToken: demotedPhone, attested: false, unattestedReason: "nonce_mismatch"),
+            DeviceRecord(id: "cd34", platform: "ios", publicKey: [], counter: 0, environment: "",
+                         createdAt: now, lastSeenAt: now, tier: DeviceRecord.unattestedTier, attested: false, unattestedReason: "proof_missing"),
+            DeviceRecord(id: "ef56", platform: "ios", publicKey: Array(repeating: 4, count: 65), counter: 0, environment: "development",
+                         createdAt: now, lastSeenAt: now, deviceCheckToken: attestedPhone),
+        ] { XCTAssertEqual(try store.registerDevice(record), .inserted) }
+        fake.setBits(demotedPhone, (false, true))
+        let result = try KeywardBinary.run(["devices", "revoke", "--unattested", "--yes", "--config", config],
+                                           environment: [DeviceCheckClient.secretName: key.pkcs8PEM])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout.split(separator: "\n").map(String.init), ["revoked 2 unattested devices", "DeviceCheck: bit 0 set for 1 phone"])
+        XCTAssertTrue(fake.bits(demotedPhone).map { $0.0 && $0.1 } ?? false, "bit 0 set, bit 1 kept")
+        XCTAssertNil(fake.bits(attestedPhone), "the attested device's phone is not asked about")
+        XCTAssertEqual(fake.calls.map(\.path), ["/v1/query_two_bits", "/v1/update_two_bits"])
+        XCTAssertEqual(try store.device(id: "ef56")?.revoked, false)
+    }
 }

@@ -5,7 +5,7 @@ import KeywardCrypto
 import Store
 import XCTest
 
-/// `keyward devices revoke --unattested [--dry-run]` against a live deployment's store: the count
+/// `keyward devices revoke --unattested (--dry-run | --yes)` against a live deployment's store: the count
 /// first, nothing changed; then exactly the unattested devices revoked, attested ones still served.
 final class RevokeUnattestedTests: XCTestCase {
     var env: TestDeployment!
@@ -63,7 +63,17 @@ final class RevokeUnattestedTests: XCTestCase {
 
         XCTAssertEqual(try KeywardBinary.run(["devices", "revoke", "--config", config, "--unattested", "--id", unattestedIDs[0]]).status, 2,
                        "one selection at a time")
-        let revoked = try KeywardBinary.run(["devices", "revoke", "--config", config, "--unattested"])
+        let refused = try KeywardBinary.run(["devices", "revoke", "--config", config, "--unattested"])
+        XCTAssertEqual(refused.status, 2, "bulk revocation needs --yes, as --before does")
+        XCTAssertEqual(refused.stderr.trimmingCharacters(in: .whitespacesAndNewlines),
+                       "keyward devices revoke: this would revoke 2 unattested devices; nothing changed. Add --dry-run to count them or --yes to revoke them.")
+        XCTAssertEqual(refused.stdout, "")
+        for id in unattestedIDs { XCTAssertEqual(try env.deployment.store.device(id: id)?.revoked, false, "refused: nothing changed") }
+        let both = try KeywardBinary.run(["devices", "revoke", "--config", config, "--unattested", "--yes", "--dry-run"])
+        XCTAssertEqual(both.status, 2)
+        XCTAssertTrue(both.stderr.hasPrefix("keyward devices revoke: give --dry-run or --yes, not both"), both.stderr)
+
+        let revoked = try KeywardBinary.run(["devices", "revoke", "--config", config, "--unattested", "--yes"])
         XCTAssertEqual(revoked.status, 0, revoked.stderr)
         XCTAssertEqual(revoked.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "revoked 2 unattested devices")
         for id in unattestedIDs { XCTAssertEqual(try env.deployment.store.device(id: id)?.revoked, true) }
