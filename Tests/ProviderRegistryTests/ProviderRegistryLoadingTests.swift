@@ -159,6 +159,47 @@ final class ProviderRegistryLoadingTests: XCTestCase {
         XCTAssertEqual(try registry(providerText()).warnings, [])
     }
 
+    func testARuleAnEarlierRuleAlwaysDecidesIsWarnedAbout() throws {
+        // Lines: [demo] 1, base_url 2, secret 3, auth 4, allow 5, then one rule a line from 6.
+        let allow = """
+        [
+          { method = "POST", path = "/v1/chat/completions" },
+          { method = "POST", path = "/v1/chat/completions", cost = 5 },
+          { method = "GET", path = "/v1/*" },
+          { method = "GET", path = "/v1/files/*/content", cost = 10 },
+          { method = "POST", path = "/v1/files/*/content" },
+          { method = "GET", path = "/v2/models" },
+          { method = "GET", path = "/*" },
+          { method = "GET", path = "/v2/*/x" },
+        ]
+        """
+        let loaded = try registry(providerText(allow: allow))
+        XCTAssertEqual(loaded.warnings.map(\.description), [
+            "p.toml:7: demo.allow[1].path: warning: never matches: allow[0] (POST /v1/chat/completions) comes first and matches "
+                + "every path this rule matches; the first matching rule decides method, path and cost",
+            "p.toml:9: demo.allow[3].path: warning: never matches: allow[2] (GET /v1/*) comes first and matches "
+                + "every path this rule matches; the first matching rule decides method, path and cost",
+            "p.toml:13: demo.allow[7].path: warning: never matches: allow[6] (GET /*) comes first and matches "
+                + "every path this rule matches; the first matching rule decides method, path and cost",
+        ])
+        // Still loaded: a warning, not an error. Another method, or a narrower rule first, is no warning.
+        XCTAssertEqual(try XCTUnwrap(loaded.provider(named: "demo")).allow.count, 8)
+        let fine = "[{ method = \"GET\", path = \"/v1/files/*/content\", cost = 10 }, { method = \"GET\", path = \"/v1/*\" }]"
+        XCTAssertEqual(try registry(providerText(allow: fine)).warnings, [])
+    }
+
+    func testCoverageOfPathPatterns() throws {
+        func covers(_ a: String, _ b: String) throws -> Bool { try PathPattern.parse(a).covers(PathPattern.parse(b)) }
+        XCTAssertTrue(try covers("/v1/a", "/v1/a"))
+        XCTAssertFalse(try covers("/v1/a", "/v1/b"))
+        XCTAssertTrue(try covers("/v1/*", "/v1/a/b"))
+        XCTAssertTrue(try covers("/v1/*", "/v1/*/c"))
+        XCTAssertFalse(try covers("/v1/*", "/v1"), "* needs at least one segment")
+        XCTAssertFalse(try covers("/v1/*/c", "/v1/*"), "/v1/x/d is matched by the later rule only")
+        XCTAssertTrue(try covers("/*/c", "/a/*/c"))
+        XCTAssertFalse(try covers("/v1/a", "/v1/*"))
+    }
+
     func testOutOfRangeValuesAreRefused() {
         let extra = "max_body_bytes = 999999999\nconnect_timeout_ms = 1\nrate_limit = { per_minute = 0 }"
         let found = configErrors { _ = try registry(providerText(extra: extra)) }

@@ -79,6 +79,34 @@ public struct PathPattern: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
+extension PathPattern {
+    /// Whether every path `other` matches, this pattern matches too (so a rule with `other` after
+    /// one with this pattern and the same method never decides). Sound, not complete: a literal
+    /// covers only the same literal, and a `*` here covers any run of one or more of `other`'s
+    /// segments, literals and `*` alike (each `*` of `other` stands for one or more segments of any
+    /// content, which only a `*` here can match). O(segments²) by dynamic programming.
+    public func covers(_ other: PathPattern) -> Bool {
+        let mine = segments, theirs = other.segments
+        // covered[i][j]: mine[i...] covers theirs[j...].
+        var covered = Array(repeating: Array(repeating: false, count: theirs.count + 1), count: mine.count + 1)
+        covered[mine.count][theirs.count] = true
+        for i in stride(from: mine.count - 1, through: 0, by: -1) {
+            for j in stride(from: theirs.count - 1, through: 0, by: -1) {
+                switch (mine[i], theirs[j]) {
+                case (.wildcard, _):
+                    // This `*` takes theirs[j] and then either stops or takes more.
+                    covered[i][j] = covered[i + 1][j + 1] || covered[i][j + 1]
+                case (.literal(let a), .literal(let b)):
+                    covered[i][j] = a == b && covered[i + 1][j + 1]
+                case (.literal, .wildcard):
+                    covered[i][j] = false
+                }
+            }
+        }
+        return covered[0][0]
+    }
+}
+
 /// What is wrong with a pattern (the message only).
 struct PatternProblem: Error {
     let message: String

@@ -62,9 +62,14 @@ struct ProviderValidator {
 
         var rules: [AllowRule] = []
         if table.allow.isEmpty { fail("must list at least one { method, path } rule", at.appending("allow")) }
+        var indexed: [(index: Int, rule: AllowRule)] = []
         for (index, rule) in table.allow.enumerated() {
-            if let allowRule = self.allowRule(rule, at: at.appending("allow").appending(index: index)) { rules.append(allowRule) }
+            if let allowRule = self.allowRule(rule, at: at.appending("allow").appending(index: index)) {
+                rules.append(allowRule)
+                indexed.append((index, allowRule))
+            }
         }
+        shadowedRules(indexed, at: at.appending("allow"))
 
         let limits = table.rateLimit
         if let perMinute = limits?.perMinute, !Self.perMinuteRange.contains(perMinute) {
@@ -176,6 +181,21 @@ struct ProviderValidator {
             fields.append(HTTPField(name: name, value: value))
         }
         return fields
+    }
+
+    /// Warns about each rule that can never match: the first matching rule decides a request's
+    /// method, path and cost, so a later rule whose every path an earlier rule with the same method
+    /// already matches (``PathPattern/covers(_:)``: a duplicate, or `/v1/*` before `/v1/chat`) is
+    /// dead, and its cost is never charged. A warning, not an error: the file stays valid.
+    private mutating func shadowedRules(_ rules: [(index: Int, rule: AllowRule)], at: TOMLKeyPath) {
+        for (position, later) in rules.enumerated() {
+            guard let earlier = rules[..<position].first(where: { $0.rule.method == later.rule.method && $0.rule.path.covers(later.rule.path) })
+            else { continue }
+            warnings.append(document.error(
+                "warning: never matches: allow[\(earlier.index)] (\(earlier.rule.method) \(earlier.rule.path)) comes first and matches "
+                    + "every path this rule matches; the first matching rule decides method, path and cost",
+                at: at.appending(index: later.index).appending("path")))
+        }
     }
 
     private mutating func allowRule(_ table: AllowTable, at: TOMLKeyPath) -> AllowRule? {
