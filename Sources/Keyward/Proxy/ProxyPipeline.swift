@@ -86,7 +86,7 @@ final class ProxyPipeline: Sendable {
                 exchange.begin(upstream.start(request, handler: exchange))
             }
             let cost = provider.cost(method: head.method, segments: segments)
-            let idempotencyKeyHash = Self.idempotencyKeyHash(head)
+            let idempotencyKeyHash = Self.idempotencyKeyHash(head, body: body, provider: provider.name, cost: cost)
             let limitThenForward: @Sendable (String) -> Void = { tier in
                 self.limitRate(provider, deviceID: claims.sub, writer: writer, record: record) { windowUsage in
                     self.spendCredits(
@@ -177,13 +177,23 @@ final class ProxyPipeline: Sendable {
         return limits
     }
 
-    /// SHA-256 of the request's one `Idempotency-Key` field (1-255 visible ASCII characters), or
-    /// nil: without one, or with two or a malformed one, the call is charged as any other.
-    static func idempotencyKeyHash(_ head: HTTPRequestHead) -> [UInt8]? {
+    /// The claim an `Idempotency-Key` makes: SHA-256 over the key and the request it came with
+    /// (provider, method, request-target as sent, cost, SHA-256 of the body), each length-prefixed.
+    /// A repeat is free only when it is the same request: the key reused on another path, method,
+    /// body or provider, or a costlier call, is a claim of its own and is charged.
+    /// Nil (charged as any other call) without the field, with two, or with a malformed one
+    /// (1-255 visible ASCII characters).
+    static func idempotencyKeyHash(_ head: HTTPRequestHead, body: [UInt8], provider: String, cost: Int) -> [UInt8]? {
         guard let value = head.onlyHeader("idempotency-key"), !value.isEmpty, value.utf8.count <= 255,
               value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
         else { return nil }
-        return SHA256.hash(Array(value.utf8))
+        var claim: [UInt8] = []
+        for part in [Array("keyward-idempotency-1".utf8), Array(value.utf8), Array(provider.utf8), Array(head.method.utf8),
+                     Array(head.target.utf8), Array(String(cost).utf8), SHA256.hash(body)] {
+            withUnsafeBytes(of: UInt32(part.count).bigEndian) { claim.append(contentsOf: $0) }
+            claim.append(contentsOf: part)
+        }
+        return SHA256.hash(claim)
     }
 
     /// The spend phase (``CreditGate``): `then` gets the charge once it is made, or nil when spend

@@ -8,10 +8,14 @@ import Store
 ///
 /// ```json
 /// {"tier": "free",
-///  "daily_credits": {"limit": 300, "used": 20, "remaining": 280, "resets_at": "2030-03-18T00:00:00Z"},
+///  "daily_credits": {"limit": 300, "used": 20, "remaining": 280, "resets_at": "2030-03-18T00:00:00Z",
+///                    "app_budget_exhausted": false},
 ///  "providers": {"chat": [{"window_seconds": 60, "limit": 5, "remaining": 3, "reset_seconds": 41}]}}
 /// ```
-/// `limit` and `remaining` of the daily credits are null without a per-install budget; every
+/// `limit` and `remaining` of the daily credits are null without a per-install budget; when the
+/// device's tier counts toward the app's daily ceiling, `remaining` is also at most what the app
+/// has left, and `app_budget_exhausted` says the ceiling is reached (its calls would get 429
+/// `app_budget_exhausted`; the app's own total is not shown); every
 /// provider is listed, with an empty list when it has no `rate_limit`. The windows are counted as
 /// the limit phase decides: in memory (SQLite) or from the shared windows (PostgreSQL).
 /// Errors: `session_invalid` (401), `method_not_allowed` (405), `unavailable` (503).
@@ -20,6 +24,8 @@ struct UsageRoute: Sendable {
     struct UsageRead: Sendable {
         let tier: String
         let used: Int
+        /// The app's credits used today, when the tier counts toward a configured ceiling.
+        let appUsed: Int?
         /// Per provider, what each of its rate windows counted for the device.
         let windows: [String: [RateWindowUsage]]
     }
@@ -40,13 +46,18 @@ struct UsageRoute: Sendable {
         let (authenticator, finisher) = (self.authenticator, self.finisher)
         let limited = providers.current.registry.providers.values.map { ($0.name, authorizer.rateWindows(for: $0)) }
         let admissions = asyncStore.admissions
+        let spend = self.spend
         asyncStore.run("usage_read", { (store: any Store) -> Result<UsageRead, APIError> in
             do throws(APIError) {
                 let tier = try authenticator.confirmDevice(claims, record: record)
                 let used: Int
+                var appUsed: Int?
                 var windows: [String: [RateWindowUsage]] = [:]
                 do throws(StoreError) {
                     used = try store.creditsUsed(scope: CreditSpend.installScope(claims.sub), day: day)
+                    if let spend, spend.appDailyCredits != nil, spend.tier(tier).countsTowardAppCeiling {
+                        appUsed = try store.creditsUsed(scope: CreditSpend.appScope, day: day)
+                    }
                     for (provider, limits) in limited {
                         // The same key the limit phase decides on; in memory when the backend
                         // counts there (SQLite), else read from the store's shared windows.
@@ -62,23 +73,25 @@ struct UsageRoute: Sendable {
                 } catch {
                     throw StoreFailure.apiError("usage_read", error, record: record)
                 }
-                return .success(UsageRead(tier: tier, used: used, windows: windows))
+                return .success(UsageRead(tier: tier, used: used, appUsed: appUsed, windows: windows))
             } catch {
                 return .failure(error)
             }
         }) { result in
             switch result {
             case .success(.success(let read)):
-                finisher.respondJSON(writer, record, status: 200, report(tier: read.tier, used: read.used, windows: read.windows, nowSeconds: nowSeconds))
+                finisher.respondJSON(writer, record, status: 200, report(tier: read.tier, used: read.used, appUsed: read.appUsed, windows: read.windows, nowSeconds: nowSeconds))
             case .success(.failure(let error)): finisher.respondError(writer, record, error)
             case .failure(let error): finisher.respondError(writer, record, StoreFailure.apiError("usage_read", error, record: record))
             }
         }
     }
 
-    /// The JSON body for a device of `tier` that used `used` credits today, with `windows` per provider.
-    func report(tier: String, used: Int, windows: [String: [RateWindowUsage]], nowSeconds: Int64) -> String {
+    /// The JSON body for a device of `tier` that used `used` credits today (the app `appUsed`,
+    /// when its tier counts toward the ceiling), with `windows` per provider.
+    func report(tier: String, used: Int, appUsed: Int?, windows: [String: [RateWindowUsage]], nowSeconds: Int64) -> String {
         let limit = spend?.tier(tier).installDailyCredits
+        let appLeft: Int? = appUsed.flatMap { used in spend?.appDailyCredits.map { max(0, $0 - used) } }
         let resetsAt = (SpendSettings.day(ofSeconds: nowSeconds) + 1) * 86_400
         var providerWindows: [String: Any] = [:]
         for (provider, usage) in windows {
@@ -89,7 +102,8 @@ struct UsageRoute: Sendable {
         }
         let credits: [String: Any] = [
             "limit": limit.map { $0 as Any } ?? NSNull(), "used": used,
-            "remaining": limit.map { max(0, $0 - used) as Any } ?? NSNull(), "resets_at": Self.rfc3339(resetsAt),
+            "remaining": limit.map { min(max(0, $0 - used), appLeft ?? Int.max) as Any } ?? NSNull(), "resets_at": Self.rfc3339(resetsAt),
+            "app_budget_exhausted": appLeft == 0,
         ]
         let object: [String: Any] = ["tier": tier, "daily_credits": credits, "providers": providerWindows]
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return "{}" }

@@ -46,7 +46,8 @@ final class IdempotencyRaceTests: XCTestCase {
     }
 
     func testARepeatAnsweredWhileTheFirstCallIsGivenBackKeepsTheOneCharge() throws {
-        let held = try HeldUpstream(answer: CreditReleaseTests.answer(503))
+        // The first call is held (then 503); its repeats, the same request, are answered 200 at once.
+        let held = try HeldUpstream(answer: CreditReleaseTests.answer(503), heldCount: 1, lateAnswer: CreditReleaseTests.answer(200))
         let ok = try RawUpstream(answer: CreditReleaseTests.answer(200))
         upstreams = [held, ok]
         try start(held: held, ok: ok)
@@ -61,7 +62,7 @@ final class IdempotencyRaceTests: XCTestCase {
         XCTAssertTrue(held.waitForRequests(1), "the first call never reached the provider")
         XCTAssertEqual(try env.deployment.store.creditsUsed(scope: install, day: day), 10)
         // Its repeat, while it is in flight, is not charged again and is answered.
-        let repeatCall = try env.client.call("GET", "/p/ok/x", headers: [env.bearer(token), ("Idempotency-Key", "order-7")])
+        let repeatCall = try env.client.call("GET", "/p/held/x", headers: [env.bearer(token), ("Idempotency-Key", "order-7")])
         XCTAssertEqual(repeatCall.status, 200)
         XCTAssertEqual(try env.deployment.store.creditsUsed(scope: install, day: day), 10)
         // Then the first call goes unbilled (503): the repeat was billed, so the charge stays.
@@ -73,12 +74,13 @@ final class IdempotencyRaceTests: XCTestCase {
         XCTAssertEqual(try env.deployment.store.creditsUsed(scope: CreditSpend.appScope, day: day), 10)
         XCTAssertEqual(env.deployment.service.metrics.value("keyward_credits_released_total", ["provider": "held", "tier": "free"]), 0)
         // The claim stands: another repeat is still free.
-        XCTAssertEqual(try env.client.call("GET", "/p/ok/x", headers: [env.bearer(token), ("Idempotency-Key", "order-7")]).status, 200)
+        XCTAssertEqual(try env.client.call("GET", "/p/held/x", headers: [env.bearer(token), ("Idempotency-Key", "order-7")]).status, 200)
         XCTAssertEqual(try env.deployment.store.creditsUsed(scope: install, day: day), 10)
     }
 
     func testTheChargeIsGivenBackOnceWhenEveryCallUnderTheKeyWentUnbilledAndTheNextRetryPays() throws {
-        let held = try HeldUpstream(answer: CreditReleaseTests.answer(503))
+        // Four calls are held (then 503); the retry after them, the same request, is answered 200.
+        let held = try HeldUpstream(answer: CreditReleaseTests.answer(503), heldCount: 4, lateAnswer: CreditReleaseTests.answer(200))
         let ok = try RawUpstream(answer: CreditReleaseTests.answer(200))
         upstreams = [held, ok]
         try start(held: held, ok: ok)
@@ -101,7 +103,7 @@ final class IdempotencyRaceTests: XCTestCase {
         XCTAssertEqual(try env.deployment.store.creditsUsed(scope: CreditSpend.appScope, day: day), 0)
         XCTAssertEqual(env.deployment.service.metrics.value("keyward_credits_released_total", ["provider": "held", "tier": "free"]), 10)
         // The claim was forgotten with it: the retry that follows pays.
-        XCTAssertEqual(try env.client.call("GET", "/p/ok/x", headers: [env.bearer(token), ("Idempotency-Key", "order-8")]).status, 200)
+        XCTAssertEqual(try env.client.call("GET", "/p/held/x", headers: [env.bearer(token), ("Idempotency-Key", "order-8")]).status, 200)
         XCTAssertEqual(try env.deployment.store.creditsUsed(scope: install, day: day), 10)
     }
 
@@ -132,18 +134,23 @@ final class IdempotencyRaceTests: XCTestCase {
 protocol Stoppable { func stop() }
 extension RawUpstream: Stoppable {}
 
-/// An upstream that holds every request until `release()` (the hold is the behaviour under
-/// test: calls in flight together), then answers each with `answer` and closes. Counts arrivals.
+/// An upstream that holds its first `heldCount` requests until `release()` (the hold is the
+/// behaviour under test: calls in flight together), then answers each with `answer` and closes;
+/// later requests get `lateAnswer` at once. Counts arrivals.
 final class HeldUpstream: Stoppable, @unchecked Sendable {
     private let listener: Int32
     private let answer: [UInt8]
+    private let heldCount: Int
+    private let lateAnswer: [UInt8]
     private let arrived = Mutex<Int>(0)
     private let gate = Mutex<Bool>(false)
     private let condition = NSCondition()
     let port: UInt16
 
-    init(answer: String) throws {
+    init(answer: String, heldCount: Int = .max, lateAnswer: String = "") throws {
         self.answer = Array(answer.utf8)
+        self.heldCount = heldCount
+        self.lateAnswer = Array(lateAnswer.utf8)
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         self.listener = listener
         var address = sockaddr_in()
@@ -195,7 +202,14 @@ final class HeldUpstream: Stoppable, @unchecked Sendable {
             guard count > 0 else { return }
             pending += buffer[0..<count]
         }
-        arrived.withLock { $0 += 1 }
+        let index = arrived.withLock { count -> Int in
+            count += 1
+            return count
+        }
+        if index > heldCount {
+            _ = lateAnswer.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            return
+        }
         condition.lock()
         while !gate.withLock({ $0 }) { condition.wait() }
         condition.unlock()

@@ -1,5 +1,6 @@
 import Foundation
 import Keyward
+import KeywardCrypto
 import Store
 import XCTest
 
@@ -51,6 +52,37 @@ final class UsageEndpointTests: XCTestCase {
             XCTAssertEqual(chat.first?["reset_seconds"] as? Int, 60)
         }
         XCTAssertEqual(env.provider.received.count, 3)
+    }
+
+    /// Once the app's ceiling is reached, usage says so to every device whose tier counts toward
+    /// it, and what they have left is none; an exempt tier keeps its own figure.
+    func testUsageShowsTheAppCeilingReachedForTiersThatCountTowardIt() throws {
+        let clock = ManualTimeSource(seconds: BudgetTests.start)
+        var spend = SpendSettings()
+        spend.installDailyCredits = 100
+        spend.appDailyCredits = 4
+        spend.tiers["pro"] = SpendSettings.Tier(installDailyCredits: 50, countsTowardAppCeiling: false)
+        env = try TestDeployment(time: clock, settings: { $0.spend = spend })
+        let (_, spender) = try env.session()
+        let (_, other) = try env.session()
+        let (pro, proToken) = try env.session()
+        XCTAssertTrue(try env.deployment.store.setTier(deviceID: Hex.encode(pro.keyID), tier: "pro"))
+        func credits(_ token: String) throws -> [String: Any] { try XCTUnwrap(try usage(token).1["daily_credits"] as? [String: Any]) }
+
+        XCTAssertEqual(try env.client.call("GET", "/p/chat/v1/models", headers: [env.bearer(spender)]).status, 200)
+        XCTAssertEqual(try credits(other)["remaining"] as? Int, 3, "at most what the app has left")
+        XCTAssertEqual(try credits(other)["app_budget_exhausted"] as? Bool, false)
+        for _ in 0..<3 { XCTAssertEqual(try env.client.call("GET", "/p/chat/v1/models", headers: [env.bearer(spender)]).status, 200) }
+        let refused = try env.client.call("GET", "/p/chat/v1/models", headers: [env.bearer(other)])
+        XCTAssertEqual(errorCode(refused.body), "app_budget_exhausted")
+        let otherCredits = try credits(other)
+        XCTAssertEqual(otherCredits["used"] as? Int, 0)
+        XCTAssertEqual(otherCredits["remaining"] as? Int, 0)
+        XCTAssertEqual(otherCredits["app_budget_exhausted"] as? Bool, true)
+        let proCredits = try credits(proToken)
+        XCTAssertEqual(proCredits["remaining"] as? Int, 50, "an exempt tier keeps its own budget")
+        XCTAssertEqual(proCredits["app_budget_exhausted"] as? Bool, false)
+        XCTAssertEqual(try env.client.call("GET", "/p/chat/v1/models", headers: [env.bearer(proToken)]).status, 200)
     }
 
     func testTheRateWindowIsTheTightestWithoutABudget() throws {
