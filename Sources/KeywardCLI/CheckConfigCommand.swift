@@ -60,6 +60,8 @@ enum CheckConfigCommand {
                 var isDirectory: ObjCBool = false
                 if !folder.isEmpty, !(FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) && isDirectory.boolValue) {
                     CLIOutput.error("\(configPath): warning: store.url: the folder \(folder) does not exist yet (`migrate` and `serve` need it)")
+                } else if let problem = Self.cannotWrite(folder: folder.isEmpty ? "/" : folder, file: file) {
+                    CLIOutput.error("\(configPath): warning: store.url: \(problem) (`migrate` and `serve` need to write there)")
                 }
             }
         }
@@ -91,5 +93,23 @@ enum CheckConfigCommand {
         for line in lines { CLIOutput.error(line) }
         CLIOutput.error("keyward check-config: \(lines.count) problem\(lines.count == 1 ? "" : "s")")
         return 1
+    }
+
+    /// Why this process could not write the SQLite store at `file` in `folder`, or nil when it can:
+    /// a probe file is created and removed in the folder (SQLite also creates its -wal and -shm
+    /// files there), and an existing database must open for writing. Permission bits alone do not
+    /// say (root passes them on read-only file systems).
+    static func cannotWrite(folder: String, file: String) -> String? {
+        let probe = folder + "/.keyward-check-config-\(getpid())"
+        let created = open(probe, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+        guard created >= 0 else { return "cannot create files in \(folder): \(String(cString: strerror(errno)))" }
+        close(created)
+        unlink(probe)
+        if FileManager.default.fileExists(atPath: file) {
+            let database = open(file, O_RDWR | O_CLOEXEC)
+            guard database >= 0 else { return "cannot open \(file) for writing: \(String(cString: strerror(errno)))" }
+            close(database)
+        }
+        return nil
     }
 }

@@ -30,7 +30,7 @@ enum SessionsCommand {
             CLIOutput.error("keyward sessions: expected `mint --device ID`\n\n\(usage)")
             return 2
         }
-        guard deviceID.utf8.count <= 128, deviceID.utf8.allSatisfy(Self.isDeviceIDByte) else {
+        guard DeviceRecord.isValidID(deviceID) else {
             CLIOutput.error("keyward sessions mint: --device must be 1–128 characters of A-Z a-z 0-9 . _ : -")
             return 2
         }
@@ -79,12 +79,5 @@ enum SessionsCommand {
             CLIOutput.error("keyward sessions mint: \(error)")
             return 1
         }
-    }
-
-    /// Device ids Keyward makes are lowercase hex; minted ones may add letters and `. _ : -`, never
-    /// spaces or control characters (they end up in logs and tables).
-    static func isDeviceIDByte(_ byte: UInt8) -> Bool {
-        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-            || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "-")
     }
 }

@@ -182,7 +182,7 @@ final class DemoRun {
             try expect(provider.received.count == before, "the provider was called")
             return "400 bad_request, nothing sent upstream"
         }
-        step("rate limit", "GET /p/demo/v1/models × 4 (limit 4/min)") {
+        step("rate limit", "GET /p/demo/v1/models × 4 more (limit 4/min, step 4 spent one)") {
             var statuses: [Int] = []
             var retryAfter = ""
             for _ in 0..<4 {

@@ -127,6 +127,17 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(result.stderr.contains("warning: store.url: the folder /nonexistent-keyward-folder does not exist yet"), result.stderr)
     }
 
+    /// A folder that exists but where this process cannot create the database (here /proc, which
+    /// refuses new files even to root) is warned about, as `serve` would fail to open the store;
+    /// a writable one gets no warning.
+    func testCheckConfigWarnsOfAStoreFolderItCannotWriteTo() throws {
+        let unwritable = try checkConfig(storeURL: "sqlite:///proc/k.db")
+        XCTAssertEqual(unwritable.status, 0, unwritable.stderr)
+        XCTAssertTrue(unwritable.stderr.contains("warning: store.url: cannot create files in /proc"), unwritable.stderr)
+        let writable = try checkConfig()
+        XCTAssertFalse(writable.stderr.contains("warning: store.url"), writable.stderr)
+    }
+
     func testCheckConfigWarnsOfASignedProviderWhileIOSIsOff() throws {
         let result = try checkConfig(provider: "signed", extra: "require_assertion = true")
         XCTAssertEqual(result.status, 0, result.stderr)

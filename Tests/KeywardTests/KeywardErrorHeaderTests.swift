@@ -18,6 +18,10 @@ final class KeywardErrorHeaderTests: XCTestCase {
         let missingSession = try env.client.call("GET", "/p/chat/v1/models")
         XCTAssertEqual(missingSession.status, 401)
         XCTAssertEqual(missingSession.header("keyward-error"), "session_invalid")
+        XCTAssertEqual(missingSession.header("www-authenticate"), "Bearer realm=\"keyward\"", "a 401 names the scheme (RFC 6750 §3)")
+        let junkSession = try env.client.call("GET", "/v1/usage", headers: [("Authorization", "Bearer junk")])
+        XCTAssertEqual(junkSession.status, 401)
+        XCTAssertEqual(junkSession.header("www-authenticate"), "Bearer realm=\"keyward\"", "no detail of which check failed")
 
         let unknownRoute = try env.client.call("GET", "/v2/nothing")
         XCTAssertEqual(unknownRoute.header("keyward-error"), "not_found")

@@ -153,8 +153,6 @@ final class RequestRewriteTests: XCTestCase {
                 XCTAssertFalse("\(error)".contains("sk"))
             }
         }
-        XCTAssertEqual(SecretValue.trimmingFinalNewline("sk-abc\r\n"), "sk-abc")
-        XCTAssertEqual(SecretValue.trimmingFinalNewline("sk-abc\n"), "sk-abc")
         XCTAssertFalse("\(try ProviderCredential(provider: openai, secretValue: key))".contains(key))
     }
 }

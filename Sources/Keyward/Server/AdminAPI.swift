@@ -11,7 +11,7 @@ import Store
 /// trailing whitespace ignored, as ``BearerCredentials`` reads it), compared in constant time, else
 /// 401 `unauthorized` with `WWW-Authenticate: Bearer`. Every error answer carries `Keyward-Error: <code>`
 /// like the public API's. Answers: 200 `{"id", "tier"}`; 400 `bad_request`
-/// (body not `{"tier": NAME}`, a tier not configured, an id that is not lowercase hex); 404
+/// (body not `{"tier": NAME}`, a tier not configured, an id no device can have (`DeviceRecord.isValidID`)); 404
 /// `not_found` (no such device); 405 (not POST); 503 `unavailable` (the store). The store call runs on
 /// the store executor. The tier applies to this instance's next request of the device at once, and
 /// on every other instance within the device-status interval (30 s).
@@ -56,9 +56,7 @@ struct AdminAPI: Sendable {
         guard isTierRoute else { return fail(404, "not_found", []) }
         guard method == "POST" else { return fail(405, APIErrorCode.methodNotAllowed.rawValue, [("Allow", "POST")]) }
         let id = String(parts[4])
-        guard !id.isEmpty, id.utf8.count <= DeviceRecord.maxIDLength,
-              id.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) })
-        else { return fail(400, "bad_request", []) }
+        guard DeviceRecord.isValidID(id) else { return fail(400, "bad_request", []) }
         guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any], object.count == 1,
               let tier = object["tier"] as? String, knownTiers.contains(tier)
         else {

@@ -97,6 +97,9 @@ final class RequestFinisher: Sendable {
             ("Content-Type", "application/json"), ("Cache-Control", "no-store"), ("X-Request-Id", record.id),
             (APIErrorCode.headerName, error.code.rawValue),
         ]
+        // A 401 for the session names the scheme it wants (RFC 9110 §11.6.1; RFC 6750 §3), with
+        // no error detail: which check failed is for the log only.
+        if error.code == .sessionInvalid { headers.append(("WWW-Authenticate", "Bearer realm=\"keyward\"")) }
         headers.append(contentsOf: error.headers)
         writer.respond(status: error.code.status, headers: headers, body: error.code.body)
     }

@@ -27,7 +27,7 @@ public struct ProviderCredentials: Sendable {
                 continue
             }
             do {
-                credentials[name] = try ProviderCredential(provider: provider, secretValue: SecretValue.trimmingFinalNewline(value))
+                credentials[name] = try ProviderCredential(provider: provider, secretValue: value)
             } catch {
                 errors.append(ConfigError(file: registry.path, line: line, key: key, message: "\(provider.secretName): \(error.description)"))
             }

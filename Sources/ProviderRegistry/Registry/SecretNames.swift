@@ -62,12 +62,4 @@ public enum SecretValue {
         guard value.utf8.count <= maximumBytes else { throw .tooLong }
         guard value.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7F }) else { throw .controlCharacter }
     }
-
-    /// `text` without one trailing "\n" or "\r\n", as files written by editors and `echo` end.
-    public static func trimmingFinalNewline(_ text: String) -> String {
-        var bytes = Array(text.utf8)
-        if bytes.last == 0x0A { bytes.removeLast() }
-        if bytes.last == 0x0D { bytes.removeLast() }
-        return String(decoding: bytes, as: UTF8.self)
-    }
 }

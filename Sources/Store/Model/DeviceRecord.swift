@@ -4,7 +4,8 @@
 /// last accepted assertion counter, `receipt` Apple's receipt. Android: `id` is
 /// hex(SHA256(package ‖ install id)), `publicKey` and `receipt` are empty and `counter` stays 0.
 public struct DeviceRecord: Sendable, Equatable {
-    /// Lowercase hex, at most `DeviceRecord.maxIDLength` characters.
+    /// Lowercase hex for attested devices; devices minted by the operator (`keyward sessions mint
+    /// --register`) may use any id ``isValidID(_:)`` accepts.
     public var id: String
     /// `"ios"` or `"android"` (`DeviceRecord.platforms`).
     public var platform: String
@@ -77,6 +78,15 @@ public struct DeviceRecord: Sendable, Equatable {
     public static let defaultTier = "free"
     /// The tier of a device admitted without a verified proof (unless the operator set another).
     public static let unattestedTier = "unattested"
+
+    /// Whether `id` can name a device: 1-128 bytes of `A-Z`, `a-z`, `0-9`, `.`, `_`, `:`, `-` (the
+    /// handshakes' hex ids and the ids an operator mints for load tests alike).
+    public static func isValidID(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.count <= maxIDLength && id.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "-")
+        }
+    }
 
     /// Whether `reason` can be an unattested reason: 1-64 bytes of `a-z`, `0-9`, `_`.
     public static func isValidReason(_ reason: String) -> Bool {

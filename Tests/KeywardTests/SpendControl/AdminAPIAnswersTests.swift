@@ -2,6 +2,7 @@ import Foundation
 import Keyward
 import KeywardDemo
 import KeywardCrypto
+import Store
 import XCTest
 
 /// The admin API answers like the public API: every error names its code in `Keyward-Error`, and
@@ -70,5 +71,20 @@ final class AdminAPIAnswersTests: XCTestCase {
             XCTAssertEqual(answer.status, 200, authorization.debugDescription)
         }
         XCTAssertEqual(try env.client.call("GET", "/p/chat/v1/models", headers: [("Authorization", "Bearer  ")]).status, 401)
+    }
+    /// The admin API takes every id a device can have, as `keyward devices set-tier` does: a
+    /// minted load-test device's too; an id no device can have is a 400.
+    func testAMintedDeviceIdIsAcceptedAndAnImpossibleOneIsABadRequest() throws {
+        try deploy()
+        let now = env.deployment.time.nowSeconds()
+        _ = try env.deployment.store.registerDevice(DeviceRecord(
+            id: "load-test-1", platform: "ios", publicKey: [], counter: 0, environment: "minted", createdAt: now, lastSeenAt: now))
+        let bearer = "Bearer " + Self.adminToken
+        let set = try admin("/admin/v1/devices/load-test-1/tier", authorization: bearer, body: "{\"tier\":\"pro\"}")
+        XCTAssertEqual(set.status, 200, set.body)
+        XCTAssertEqual(try env.deployment.store.device(id: "load-test-1")?.tier, "pro")
+        let bad = try admin("/admin/v1/devices/load%20test/tier", authorization: bearer, body: "{\"tier\":\"pro\"}")
+        XCTAssertEqual(bad.status, 400, bad.body)
+        XCTAssertEqual(bad.field, "bad_request")
     }
 }
