@@ -3,8 +3,8 @@ import Keyward
 import ProviderRegistry
 import XCTest
 
-/// Secrets from files: exactly one trailing newline (LF or CRLF) is dropped, as editors and `echo`
-/// end a file; anything more is part of the value, where a provider key refuses it.
+/// Secrets from files and variables: exactly one trailing newline (LF or CRLF) is dropped, as
+/// editors and `echo` end a file; anything more is part of the value, where a provider key refuses it.
 final class SecretSourceTests: XCTestCase {
     func testOneTrailingNewlineIsDroppedAndASecondStaysInTheValue() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("keyward-secrets-\(UUID().uuidString)")
@@ -22,5 +22,9 @@ final class SecretSourceTests: XCTestCase {
         XCTAssertThrowsError(try SecretValue.validate(try value("sk-two\n\n"))) { error in
             XCTAssertEqual((error as? SecretValueError)?.reason, "secret_control_character")
         }
+        // A variable filled from a file keeps the file's newline: the same one is dropped.
+        XCTAssertEqual(try SecretSource(environment: ["K": "sk-env\n"]).value("K"), "sk-env")
+        XCTAssertEqual(try SecretSource(environment: ["K": "sk-env\n\n"]).value("K"), "sk-env\n")
+        XCTAssertEqual(try SecretSource(environment: ["K": "sk-env"]).value("K"), "sk-env")
     }
 }

@@ -259,7 +259,7 @@ final class ProviderCredentialsTests: XCTestCase {
     func testMissingAndUnusableSecretsPointAtTheSecretLineWithoutTheirValues() throws {
         let registry = try ProviderRegistry.parse(text: providerText() + "\n" + providerText(name: "b", secret: "\"B_KEY\"") + "\n"
             + providerText(name: "c", secret: "\"C_KEY\""), path: "p.toml")
-        let values = ["DEMO_KEY": "sk-ok\n", "B_KEY": "sk-bad\r\nX: y"]
+        let values = ["DEMO_KEY": "sk-ok", "B_KEY": "sk-bad\r\nX: y"]
         XCTAssertThrowsError(try ProviderCredentials(registry: registry) { values[$0] }) { error in
             let errors = (error as? ConfigErrors)?.errors ?? []
             XCTAssertEqual(errors.map(\.description), [
@@ -268,7 +268,7 @@ final class ProviderCredentialsTests: XCTestCase {
             ])
             XCTAssertFalse("\(error)".contains("sk-"))
         }
-        let good = try ProviderCredentials(registry: registry) { _ in "sk-ok\n" }
+        let good = try ProviderCredentials(registry: registry) { _ in "sk-ok" }
         XCTAssertEqual(good["demo"]?.header?.value, "Bearer sk-ok")
     }
 }

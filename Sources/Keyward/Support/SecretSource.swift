@@ -4,8 +4,10 @@ import Foundation
 ///
 /// A secret NAME is looked up, in order, as the environment variable `NAME`, the file named by the
 /// environment variable `NAME_FILE` (Kubernetes secrets, Docker secrets), and the file `NAME` in
-/// `$CREDENTIALS_DIRECTORY` (systemd `LoadCredential=`). A file's single trailing newline (LF or
-/// CRLF) is dropped. Values are read at start-up and on reload, never per request.
+/// `$CREDENTIALS_DIRECTORY` (systemd `LoadCredential=`). One trailing newline (LF or CRLF) is
+/// dropped, from a file or a variable alike (a variable filled from a file, as Kubernetes does with
+/// `--from-file`, keeps the file's newline); a second one stays, and a provider key refuses it.
+/// Values are read at start-up and on reload, never per request.
 public struct SecretSource: Sendable {
     /// The variables consulted; the process environment by default, a fixed table in tests.
     public let environment: [String: String]
@@ -35,7 +37,11 @@ public struct SecretSource: Sendable {
     /// - Throws: `Missing`: `isAbsent` when configured nowhere; otherwise the file is unreadable,
     ///   not UTF-8 or empty.
     public func value(_ name: String) throws(Missing) -> String {
-        if let direct = environment[name], !direct.isEmpty { return direct }
+        if let direct = environment[name], !direct.isEmpty {
+            let value = Self.droppingOneFinalNewline(direct)
+            guard !value.isEmpty else { throw Missing(name: name, detail: "$\(name) holds only a newline", isAbsent: false) }
+            return value
+        }
         if let path = environment[name + "_FILE"], !path.isEmpty { return try read(path, for: name) }
         if let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty {
             let path = directory + "/" + name
@@ -56,15 +62,20 @@ public struct SecretSource: Sendable {
     }
 
     private func read(_ path: String, for name: String) throws(Missing) -> String {
-        guard let data = FileManager.default.contents(atPath: path), var text = String(data: data, encoding: .utf8) else {
+        guard let data = FileManager.default.contents(atPath: path), let raw = String(data: data, encoding: .utf8) else {
             throw Missing(name: name, detail: "cannot read \(path)", isAbsent: false)
         }
-        if text.hasSuffix("\r\n") { text.removeLast(1) } else if text.hasSuffix("\n") { text.removeLast() }
+        let text = Self.droppingOneFinalNewline(raw)
         guard !text.isEmpty else {
             var missing = Missing(name: name, detail: "\(path) is empty", isAbsent: false)
             missing.isEmptyFile = true
             throw missing
         }
         return text
+    }
+
+    /// `text` less one final "\n" or "\r\n" (in Swift "\r\n" is one Character).
+    static func droppingOneFinalNewline(_ text: String) -> String {
+        text.last == "\n" || text.last == "\r\n" ? String(text.dropLast()) : text
     }
 }
