@@ -151,20 +151,7 @@ final class HeldUpstream: Stoppable, @unchecked Sendable {
         self.answer = Array(answer.utf8)
         self.heldCount = heldCount
         self.lateAnswer = Array(lateAnswer.utf8)
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.listener = listener
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }
-        guard bound == 0, listen(listener, 64) == 0 else { throw POSIXError(.EADDRINUSE) }
-        var actual = sockaddr_in()
-        var actualLength = length
-        _ = withUnsafeMutablePointer(to: &actual) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &actualLength) }
-        }
-        port = UInt16(bigEndian: actual.sin_port)
+        (listener, port) = try loopbackListener(backlog: 64)
         Thread.detachNewThread { [self] in acceptLoop() }
     }
 

@@ -99,20 +99,7 @@ final class RawUpstream: @unchecked Sendable {
         self.answer = Array(answer.utf8)
         self.late = late.map { Array($0.utf8) }
         self.lateDelay = lateDelay
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.listener = listener
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }
-        guard bound == 0, listen(listener, 16) == 0 else { throw POSIXError(.EADDRINUSE) }
-        var actual = sockaddr_in()
-        var actualLength = length
-        _ = withUnsafeMutablePointer(to: &actual) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &actualLength) }
-        }
-        port = UInt16(bigEndian: actual.sin_port)
+        (listener, port) = try loopbackListener(backlog: 16)
         Thread.detachNewThread { [self] in acceptLoop() }
     }
 
@@ -158,20 +145,7 @@ final class SizedUpstream: @unchecked Sendable {
     let port: UInt16
 
     init() throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.listener = listener
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }
-        guard bound == 0, listen(listener, 128) == 0 else { throw POSIXError(.EADDRINUSE) }
-        var actual = sockaddr_in()
-        var actualLength = length
-        _ = withUnsafeMutablePointer(to: &actual) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &actualLength) }
-        }
-        port = UInt16(bigEndian: actual.sin_port)
+        (listener, port) = try loopbackListener(backlog: 128)
         Thread.detachNewThread { [self] in acceptLoop() }
     }
 
@@ -225,4 +199,25 @@ final class SizedUpstream: @unchecked Sendable {
         }
         return true
     }
+}
+
+/// A TCP socket listening on 127.0.0.1 at a port the kernel picks, and that port.
+/// - Throws: `POSIXError(.EADDRINUSE)` when it cannot bind or listen.
+func loopbackListener(backlog: Int32) throws -> (descriptor: Int32, port: UInt16) {
+    let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+    let length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }
+    guard bound == 0, listen(listener, backlog) == 0 else {
+        close(listener)
+        throw POSIXError(.EADDRINUSE)
+    }
+    var actual = sockaddr_in()
+    var actualLength = length
+    _ = withUnsafeMutablePointer(to: &actual) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &actualLength) }
+    }
+    return (listener, UInt16(bigEndian: actual.sin_port))
 }
