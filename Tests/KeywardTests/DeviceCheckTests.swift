@@ -265,7 +265,10 @@ final class DeviceCheckTests: XCTestCase {
         XCTAssertFalse(env.logLines.contains { $0.contains("devicecheck") })
     }
 
-    func testDevicesRevokeSetsBitZeroOfThePhoneAtApple() throws {
+    /// A fake Apple DeviceCheck on 127.0.0.1 (kept in `appleServer`, stopped by tearDown), a
+    /// folder, and a keyward.toml there with a SQLite store in it and DeviceCheck pointed at the
+    /// fake: what the `keyward devices` commands run against. The caller removes the folder.
+    private func cliWithFakeDeviceCheck() throws -> (key: ECPrivateKey, fake: FakeAppleDeviceCheck, folder: TemporaryFolder, config: String) {
         let key = try ECPrivateKey.generate(.p256)
         let fake = FakeAppleDeviceCheck(publicKey: key.publicKey, now: { SystemTimeSource().nowSeconds() })
         let server = HTTPServer(configuration: HTTPServerConfiguration(threads: 1), bodyLimit: { _ in 64 * 1024 }) { head, body, writer in
@@ -275,7 +278,6 @@ final class DeviceCheckTests: XCTestCase {
         try server.start()
         appleServer = server
         let folder = try TemporaryFolder()
-        defer { folder.remove() }
         let config = try folder.write("keyward.toml", """
             [store]
             url = "sqlite://\(folder.path)/k.db"
@@ -287,6 +289,12 @@ final class DeviceCheckTests: XCTestCase {
             key_id = "\(Self.keyID)"
             base_url = "http://127.0.0.1:\(server.port)"
             """)
+        return (key, fake, folder, config)
+    }
+
+    func testDevicesRevokeSetsBitZeroOfThePhoneAtApple() throws {
+        let (key, fake, folder, config) = try cliWithFakeDeviceCheck()
+        defer { folder.remove() }
         let phone = SecureRandom.bytes(96)
         let store = try openStore(url: "sqlite://\(folder.path)/k.db")
         try store.migrate()
@@ -308,27 +316,8 @@ final class DeviceCheckTests: XCTestCase {
     /// after attesting with a DeviceCheck token gets bit 0 set; one without a token and an attested
     /// device are not asked about.
     func testRevokeUnattestedSetsBitZeroOfARevokedPhoneThatSentAToken() throws {
-        let key = try ECPrivateKey.generate(.p256)
-        let fake = FakeAppleDeviceCheck(publicKey: key.publicKey, now: { SystemTimeSource().nowSeconds() })
-        let server = HTTPServer(configuration: HTTPServerConfiguration(threads: 1), bodyLimit: { _ in 64 * 1024 }) { head, body, writer in
-            let (status, answer) = fake.handle(path: head.path, authorization: head.header("authorization"), body: body)
-            writer.respond(status: status, headers: [("Content-Type", "application/json")], body: answer)
-        }
-        try server.start()
-        appleServer = server
-        let folder = try TemporaryFolder()
+        let (key, fake, folder, config) = try cliWithFakeDeviceCheck()
         defer { folder.remove() }
-        let config = try folder.write("keyward.toml", """
-            [store]
-            url = "sqlite://\(folder.path)/k.db"
-            [apple]
-            team_id = "\(Self.teamID)"
-            bundle_ids = ["\(LocalDeployment.bundleID)"]
-            environment = "development"
-            [apple.devicecheck]
-            key_id = "\(Self.keyID)"
-            base_url = "http://127.0.0.1:\(server.port)"
-            """)
         let demotedPhone = SecureRandom.bytes(96)
         let attestedPhone = SecureRandom.bytes(96)
         let store = try openStore(url: "sqlite://\(folder.path)/k.db")

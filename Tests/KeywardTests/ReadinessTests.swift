@@ -2,6 +2,7 @@ import CSQLite
 import Foundation
 import Keyward
 import Store
+import TestWaiting
 import XCTest
 
 /// `/readyz` tells the truth about the store: 503 while it cannot take a write, 200 again by
@@ -19,14 +20,7 @@ final class ReadinessTests: XCTestCase {
         XCTAssertEqual(try env.client.call("GET", "/healthz").status, 200)
         holder.release()
         // Nobody intervenes: the next checks find the store writable again.
-        let deadline = Date().addingTimeInterval(10)
-        var status = 0
-        while Date() < deadline {
-            status = try env.client.call("GET", "/readyz").status
-            if status == 200 { break }
-            Thread.sleep(forTimeInterval: 0.05)  // the poll interval of a wait the deadline above bounds
-        }
-        XCTAssertEqual(status, 200)
+        XCTAssertTrue(waitUntil(timeout: 10, pollMillis: 50) { (try? env.client.call("GET", "/readyz").status) == 200 }, "/readyz never came back")
     }
 
     func testReadinessIsUnavailableWhileTheDatabaseIsFullAndRecoversOnceSpaceIsFree() throws {
@@ -61,14 +55,7 @@ final class ReadinessTests: XCTestCase {
         XCTAssertEqual(errorCode(full.body), "unavailable")
         // The operator frees space (here: rows deleted by another process); nobody restarts Keyward.
         _ = try Self.sqlite(path, "DELETE FROM challenges")
-        let deadline = Date().addingTimeInterval(10)
-        var status = 0
-        while Date() < deadline {
-            status = try env.client.call("GET", "/readyz").status
-            if status == 200 { break }
-            Thread.sleep(forTimeInterval: 0.05)  // the poll interval of a wait the deadline above bounds
-        }
-        XCTAssertEqual(status, 200)
+        XCTAssertTrue(waitUntil(timeout: 10, pollMillis: 50) { (try? env.client.call("GET", "/readyz").status) == 200 }, "/readyz never came back")
         XCTAssertEqual(try env.client.postJSON("/v1/challenge", [:]).0.status, 200)
         // One line when readiness was lost, with the store's reason, and one when it came back.
         let notReady = env.logLines.filter { $0.contains("\"event\":\"store_not_ready\"") }
