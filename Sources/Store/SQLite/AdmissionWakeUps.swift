@@ -14,10 +14,13 @@ public enum AdmissionWakeUps {
     /// the ones owed. Nests: only the outermost call sends.
     public static func deferred(_ body: () -> Void) {
         let outermost = pthread_getspecific(deferringKey) == nil
-        if outermost { pthread_setspecific(deferringKey, UnsafeRawPointer(bitPattern: 1)) }
+        if outermost { pthread_setspecific(deferringKey, deferring) }
         body()
         guard outermost else { return }
+        // A turn that queued no first admission (most turns without limits) takes no lock.
+        let thisTurnOwes = UnsafeRawPointer(pthread_getspecific(deferringKey)) == owing
         pthread_setspecific(deferringKey, nil)
+        guard thisTurnOwes else { return }
         for journal in owed.withLock({ table -> [AdmissionJournal] in
             let journals = Array(table.values)
             table.removeAll(keepingCapacity: true)
@@ -30,10 +33,15 @@ public enum AdmissionWakeUps {
     /// Whether the calling thread is inside ``deferred(_:)``.
     static var isDeferring: Bool { pthread_getspecific(deferringKey) != nil }
 
-    /// Notes that `journal` must be woken when the current turn ends.
+    /// Notes that `journal` must be woken when the current turn ends (called inside it).
     static func owe(_ journal: AdmissionJournal) {
         owed.withLock { $0[ObjectIdentifier(journal)] = journal }
+        pthread_setspecific(deferringKey, owing)
     }
+
+    /// The thread's marker: inside a turn, and inside a turn that owes a wake-up.
+    private static var deferring: UnsafeRawPointer? { UnsafeRawPointer(bitPattern: 1) }
+    private static var owing: UnsafeRawPointer? { UnsafeRawPointer(bitPattern: 2) }
 
     /// Journals owed a wake-up, by identity (one per open SQLite store, usually one).
     private static let owed = Locked<[ObjectIdentifier: AdmissionJournal]>([:])
