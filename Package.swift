@@ -83,7 +83,7 @@ let package = Package(
         .testTarget(name: "LimitsTests", dependencies: ["Limits", "KeywardSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestWaiting"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPFields", "TestWaiting"]),
-        .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer", "KeywardSupport", "TestWaiting"]),
+        .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer", "KeywardSupport", "TestWaiting", "CShims"]),
         .testTarget(name: "KeywardTests", dependencies: ["Keyward", "KeywardDemo", "KeywardCLI", "DeviceSimulator", "TestWaiting", "CSQLite"]),
         // The SDK against a real Keyward on loopback (the demo deployment and its simulated iPhone).
         .testTarget(

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE  // pthread_setname_np
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
@@ -96,10 +97,11 @@ int kw_epoll_unwatch(int epfd, int fd) {
 }
 
 int kw_socket_kill_idle(int fd) {
-    int dead = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (dead < 0) return -1;
-    int result = dup2(dead, fd) < 0 ? -1 : 0;
-    close(dead);
+    int pair[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return -1;
+    close(pair[1]);   /* the peer gone: a read of pair[0] is end of file at once */
+    int result = dup3(pair[0], fd, O_CLOEXEC) < 0 ? -1 : 0;
+    close(pair[0]);
     return result;
 }
 

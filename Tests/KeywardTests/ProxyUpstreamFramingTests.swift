@@ -47,6 +47,38 @@ final class ProxyUpstreamFramingTests: XCTestCase {
         XCTAssertEqual(next.body, [])
     }
 
+    func testConnectionsTheProviderClosedWhileIdleAreNeverReused() throws {
+        // Providers and load balancers close idle keep-alive connections. Keyward's loop sees each
+        // close on the parked socket and kills the connection; libcurl must then take it as dead
+        // and open a new one, not send the next request into it (a 502 for that client).
+        upstream = try RawUpstream(answer: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", closeIdleAfter: 0.2)
+        let port = upstream.port
+        env = try TestDeployment(extraProviders: { _ in
+            TestDeployment.loopbackProvider("raw", port: port, allow: [("GET", "/x")])
+        }, shards: 1)
+        let (_, token) = try env.session()
+        let (env, upstream) = (self.env!, self.upstream!)
+        let calls = 16
+        for round in 1...2 {
+            let statuses = ConcurrentResults<Int>()
+            DispatchQueue.concurrentPerform(iterations: calls) { _ in
+                statuses.append((try? env.client.call("GET", "/p/raw/x", headers: [env.bearer(token)]).status) ?? -1)
+            }
+            XCTAssertEqual(statuses.values, Array(repeating: 200, count: calls), "concurrent round \(round)")
+            // Every connection made so far closed by the provider before the next calls: the pool
+            // holds only connections the provider has closed.
+            let accepted = upstream.acceptedConnections
+            XCTAssertTrue(waitUntil(timeout: 10) { upstream.closedConnections == accepted }, "round \(round)")
+            // One at a time, each call meets the closed connections first.
+            for call in 1...4 {
+                XCTAssertEqual(try env.client.call("GET", "/p/raw/x", headers: [env.bearer(token)]).status, 200, "round \(round), call \(call)")
+            }
+            let acceptedNow = upstream.acceptedConnections
+            XCTAssertTrue(waitUntil(timeout: 10) { upstream.closedConnections == acceptedNow }, "round \(round)")
+        }
+        XCTAssertNil(env.lastReason(route: "proxy"))
+    }
+
     func testNotModifiedCarriesNoBody() throws {
         let result = try call(answer: "HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\nContent-Length: 10\r\n\r\n")
         XCTAssertEqual(result.status, 304)

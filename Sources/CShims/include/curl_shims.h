@@ -61,11 +61,14 @@ int kw_epoll_watch(int epfd, int fd, int in_out, int known);
 /// Stops watching `fd`; 0 or -1 (ENOENT and EBADF are not errors: the socket may already be closed).
 int kw_epoll_unwatch(int epfd, int fd);
 
-/// Replaces the connection behind `fd` with a fresh, unconnected TCP socket (dup2), closing the
-/// connection. For an idle cached connection libcurl still owns: its next liveness check then
-/// finds the socket dead (poll reports a hang-up, recv fails) and it opens a new connection,
-/// whereas bytes a server sent unasked would have passed as alive and been read as the next
-/// answer. Returns 0, or -1 (errno set).
+/// Replaces the connection behind `fd` with one end of a socket pair whose other end is closed
+/// (dup3, close-on-exec kept), closing the connection while the descriptor number stays libcurl's.
+/// For an idle cached connection libcurl still owns: its next liveness check (libcurl 7.88: poll,
+/// then a one-byte MSG_PEEK) reads end of file and takes the connection as closed, so the request
+/// gets a new connection. Bytes a server sent unasked would have passed that check and been read
+/// as the next answer. An unconnected TCP socket would not do: its peek fails with ENOTCONN,
+/// which libcurl 7.88 counts as alive, and the request then fails to send. Returns 0, or -1
+/// (errno set).
 int kw_socket_kill_idle(int fd);
 /// The two ends of the connected TCP socket `fd` as libcurl reports a connection to the
 /// pre-request callback: numeric addresses (`inet_ntop`, at most 45 bytes plus NUL, into buffers of

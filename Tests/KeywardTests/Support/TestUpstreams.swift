@@ -84,21 +84,31 @@ func residentBytes() -> Int {
 /// malformed answers an HTTP library would refuse to write. One thread per connection; each
 /// request head (up to its blank line) gets `answer`, and the connection stays open. With `late`,
 /// a connection's first answer is followed `lateDelay` seconds later by those bytes, unasked.
+/// With `closeIdleAfter`, a connection is closed that many seconds after its first answer, as a
+/// provider closes idle keep-alive connections.
 final class RawUpstream: @unchecked Sendable {
     private let listener: Int32
     private let answer: [UInt8]
     private let late: [UInt8]?
     private let lateDelay: TimeInterval
+    private let closeIdleAfter: TimeInterval?
     private let lateSentFlag = Atomic<Bool>(false)
+    private let closedCount = Atomic<Int>(0)
+    private let acceptedCount = Atomic<Int>(0)
     let port: UInt16
 
     /// True once the unasked bytes were sent (what a test waits for before its next call).
     var lateSent: Bool { lateSentFlag.load(ordering: .acquiring) }
+    /// Connections closed by this upstream after their first answer (`closeIdleAfter`).
+    var closedConnections: Int { closedCount.load(ordering: .acquiring) }
+    /// Connections accepted so far.
+    var acceptedConnections: Int { acceptedCount.load(ordering: .acquiring) }
 
-    init(answer: String, late: String? = nil, lateDelay: TimeInterval = 0.3) throws {
+    init(answer: String, late: String? = nil, lateDelay: TimeInterval = 0.3, closeIdleAfter: TimeInterval? = nil) throws {
         self.answer = Array(answer.utf8)
         self.late = late.map { Array($0.utf8) }
         self.lateDelay = lateDelay
+        self.closeIdleAfter = closeIdleAfter
         (listener, port) = try loopbackListener(backlog: 16)
         Thread.detachNewThread { [self] in acceptLoop() }
     }
@@ -109,12 +119,14 @@ final class RawUpstream: @unchecked Sendable {
         while true {
             let connection = accept(listener, nil, nil)
             guard connection >= 0 else { return }
+            acceptedCount.add(1, ordering: .releasing)
             Thread.detachNewThread { [self] in serve(connection) }
         }
     }
 
     private func serve(_ connection: Int32) {
-        defer { close(connection) }
+        var closed = false
+        defer { if !closed { close(connection) } }
         var pending: [UInt8] = []
         var sentLate = false
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -130,6 +142,13 @@ final class RawUpstream: @unchecked Sendable {
                     Thread.sleep(forTimeInterval: lateDelay)  // bytes sent unasked, later: the behaviour under test
                     _ = late.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                     lateSentFlag.store(true, ordering: .releasing)
+                }
+                if let closeIdleAfter {
+                    Thread.sleep(forTimeInterval: closeIdleAfter)  // the idle time the provider allows: the behaviour under test
+                    closed = true
+                    close(connection)
+                    closedCount.add(1, ordering: .releasing)
+                    return
                 }
             }
         }
@@ -160,7 +179,8 @@ final class SizedUpstream: @unchecked Sendable {
     }
 
     private func serve(_ connection: Int32) {
-        defer { close(connection) }
+        var closed = false
+        defer { if !closed { close(connection) } }
         var pending: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
