@@ -11,19 +11,47 @@ public enum ResponseRewrite {
     public static func clientHeaders(
         _ upstream: [(name: String, value: String)], credential: ProviderCredential
     ) -> [(name: String, value: String)] {
-        let nominated = HeaderRules.connectionNominated(upstream)
-        let hasTransferCoding = upstream.contains { HTTPBytes.equalsIgnoringCase($0.name, "transfer-encoding") }
-        var headers: [(name: String, value: String)] = []
-        headers.reserveCapacity(upstream.count)
-        for field in upstream {
-            if HeaderRules.responseDroppedSet.contains(field.name) || nominated?.contains(field.name) == true {
-                continue
+        let framing = HeadFraming(upstream)
+        return upstream.filter { passes($0, framing: framing, credential: credential) }
+    }
+
+    /// ``clientHeaders(_:credential:)`` for unlabeled `(name, value)` fields, appended to `headers`,
+    /// skipping every field `skipped` accepts as well: the proxy's path, which adds fields of its own.
+    public static func appendClientHeaders(
+        _ upstream: [(String, String)], credential: ProviderCredential, to headers: inout [(String, String)],
+        skipping skipped: (String) -> Bool = { _ in false }
+    ) {
+        // The head is judged without the skipped fields, as if they had never been sent.
+        withoutActuallyEscaping(skipped) { skipped in
+            let kept = upstream.lazy.filter { !skipped($0.0) }.map { (name: $0.0, value: $0.1) }
+            let framing = HeadFraming(kept)
+            for field in kept where passes(field, framing: framing, credential: credential) {
+                headers.append((field.name, field.value))
             }
-            if hasTransferCoding && HTTPBytes.equalsIgnoringCase(field.name, "content-length") { continue }
-            if echoesKey(field, credential: credential) { continue }
-            headers.append(field)
         }
-        return headers
+    }
+
+    /// What the whole head decides about each of its fields: the names `Connection` nominates, and
+    /// whether a transfer coding frames the body.
+    private struct HeadFraming {
+        let nominated: HeaderNameSet?
+        let hasTransferCoding: Bool
+
+        init(_ upstream: some Collection<(name: String, value: String)>) {
+            nominated = HeaderRules.connectionNominated(upstream)
+            hasTransferCoding = upstream.contains { HTTPBytes.equalsIgnoringCase($0.name, staticLowercased: "transfer-encoding") }
+        }
+    }
+
+    /// Whether the client receives `field` of a head with `framing`.
+    private static func passes(
+        _ field: (name: String, value: String), framing: HeadFraming, credential: ProviderCredential
+    ) -> Bool {
+        if HeaderRules.responseDroppedSet.contains(field.name) || framing.nominated?.contains(field.name) == true {
+            return false
+        }
+        if framing.hasTransferCoding && HTTPBytes.equalsIgnoringCase(field.name, staticLowercased: "content-length") { return false }
+        return !echoesKey(field, credential: credential)
     }
 
     /// Whether a field's name or value carries the key in a form the credential knows, in any
@@ -35,6 +63,8 @@ public enum ResponseRewrite {
     }
 
     private static func carriesKey(_ text: String, _ credential: ProviderCredential) -> Bool {
+        // Decoding `%XX` only shortens a text: one shorter than every form holds none, decoded or not.
+        guard text.utf8.count >= credential.shortestSensitiveForm else { return false }
         if credential.sensitiveForms.contains(where: { HTTPBytes.containsIgnoringCase(text, $0) }) { return true }
         guard text.utf8.contains(UInt8(ascii: "%")) else { return false }
         let decoded = PercentEncoding.decodeLeniently(Substring(text))
