@@ -15,8 +15,7 @@ enum EasyHandleSetup {
     static func configure(
         _ state: TransferState, request: UpstreamRequest, configuration: UpstreamClient.Configuration
     ) throws(UpstreamError) {
-        let scheme = request.url.prefix(8).lowercased()
-        guard scheme.hasPrefix("http://") || scheme.hasPrefix("https://") else {
+        guard HTTPBytes.hasPrefixIgnoringCase(request.url, "http://") || HTTPBytes.hasPrefixIgnoringCase(request.url, "https://") else {
             throw .invalidRequest("URL scheme is not http or https")
         }
         // libcurl would reject some of these itself, later and less clearly; a request target never has them.
@@ -31,19 +30,27 @@ enum EasyHandleSetup {
         let isHead = request.method == "HEAD"
         if isHead && !request.body.isEmpty { throw .invalidRequest("HEAD with a body") }
         // RFC 9110 §8.6: send Content-Length when the method defines content, even if it is empty.
-        let hasContent = !request.body.isEmpty || ["POST", "PUT", "PATCH"].contains(request.method)
+        let hasContent: Bool
+        switch request.method {
+        case "POST", "PUT", "PATCH": hasContent = true
+        default: hasContent = !request.body.isEmpty
+        }
         let lines = try RequestHeaderLines.make(request.headers, hasContent: hasContent)
 
         guard CurlGlobal.isInitialized, let easy = EasyHandlePool.shared.take() else {
             throw .protocolError("curl_easy_init failed")
         }
         state.easy = easy
-        for line in lines {
+        var listComplete = true
+        lines.forEach { line in
             guard let appended = curl_slist_append(state.headerList, line) else {
-                throw .protocolError("curl_slist_append failed")
+                listComplete = false
+                return false
             }
             state.headerList = appended
+            return true
         }
+        guard listComplete else { throw .protocolError("curl_slist_append failed") }
 
         try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_URL, request.url))
         try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_PROTOCOLS_STR, "http,https"))
