@@ -54,7 +54,8 @@ public struct LogLine: Sendable {
     private mutating func appendKey(_ key: String) {
         bytes.append(UInt8(ascii: ","))
         bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: key.utf8)
+        var key = key
+        key.withUTF8 { bytes.append(contentsOf: $0) }
         bytes.append(UInt8(ascii: "\""))
         bytes.append(UInt8(ascii: ":"))
     }
@@ -122,13 +123,21 @@ public struct LogLine: Sendable {
     /// sequence is never below 0x80, so none of them is mistaken for one that needs escaping.
     static func appendQuoted(_ value: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
-        // Almost every value (ids, slugs, route and provider names) needs no escaping: append it whole.
-        if !value.utf8.contains(where: needsEscape) {
-            bytes.append(contentsOf: value.utf8)
-            bytes.append(UInt8(ascii: "\""))
-            return
+        var value = value
+        value.withUTF8 { utf8 in
+            // Almost every value (ids, slugs, route and provider names) needs no escaping: append it whole.
+            if !utf8.contains(where: needsEscape) {
+                bytes.append(contentsOf: utf8)
+            } else {
+                appendEscaped(utf8, to: &bytes)
+            }
         }
-        for byte in value.utf8 {
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends `utf8` with quotes, backslashes and control characters escaped.
+    private static func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>, to bytes: inout [UInt8]) {
+        for byte in utf8 {
             guard needsEscape(byte) else {
                 bytes.append(byte)
                 continue
@@ -147,7 +156,6 @@ public struct LogLine: Sendable {
                 bytes.append(low < 10 ? UInt8(ascii: "0") + low : UInt8(ascii: "a") + low - 10)
             }
         }
-        bytes.append(UInt8(ascii: "\""))
     }
 
     /// Quotes, backslashes and control characters (RFC 8259 §7).
