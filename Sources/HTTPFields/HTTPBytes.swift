@@ -134,6 +134,12 @@ package enum HTTPBytes {
         return Array(haystack.utf8).withUnsafeBufferPointer { search($0, needle) }
     }
 
+    /// Whether the bytes contain `needle` (already lowercased), ASCII letters compared in any case.
+    package static func containsIgnoringCase(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty, haystack.count >= needle.count else { return false }
+        return search(haystack, needle)
+    }
+
     /// Whether `haystack` contains `needle` (already lowercased), ASCII letters compared in any case.
     package static func containsIgnoringCase(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         guard !needle.isEmpty, haystack.count >= needle.count else { return false }
