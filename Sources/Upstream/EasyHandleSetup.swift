@@ -52,8 +52,8 @@ enum EasyHandleSetup {
         }
         guard listComplete else { throw .protocolError("curl_slist_append failed") }
 
-        try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_URL, request.url))
-        try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_PROTOCOLS_STR, "http,https"))
+        try setString(easy, CURLOPT_URL, request.url)
+        try setString(easy, CURLOPT_PROTOCOLS_STR, "http,https")
         try check(kw_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1)))
         try check(kw_curl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0))
         try check(kw_curl_easy_setopt_long(easy, CURLOPT_PATH_AS_IS, 1))
@@ -63,9 +63,9 @@ enum EasyHandleSetup {
         // Through an HTTPS proxy, the CONNECT response's head must not reach the handler as the response.
         try check(kw_curl_easy_setopt_long(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1))
         // "" disables proxies, including http_proxy/https_proxy from the environment.
-        try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_PROXY, configuration.proxy ?? ""))
+        try setString(easy, CURLOPT_PROXY, configuration.proxy ?? "")
         if let caBundlePath = configuration.caBundlePath {
-            try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_CAINFO, caBundlePath))
+            try setString(easy, CURLOPT_CAINFO, caBundlePath)
         }
         try check(kw_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, request.connectTimeoutMs)))
 
@@ -82,10 +82,10 @@ enum EasyHandleSetup {
             }
             try check(copied)
             if request.method != "POST" {
-                try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_CUSTOMREQUEST, request.method))
+                try setString(easy, CURLOPT_CUSTOMREQUEST, request.method)
             }
         } else if request.method != "GET" {
-            try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_CUSTOMREQUEST, request.method))
+            try setString(easy, CURLOPT_CUSTOMREQUEST, request.method)
         }
         try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, state.headerList))
 
@@ -111,6 +111,12 @@ enum EasyHandleSetup {
                 localAddress: localAddress.map { String(cString: $0) } ?? "", localPort: Int(localPort)))
             return CURL_PREREQFUNC_OK
         })
+    }
+
+    /// Sets a string option from the string's own NUL-terminated UTF-8 (no C copy is made first:
+    /// libcurl copies string options itself).
+    private static func setString(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, _ value: String) throws(UpstreamError) {
+        try check(value.withCString { kw_curl_easy_setopt_pointer(easy, option, $0) })
     }
 
     private static func check(_ code: CURLcode) throws(UpstreamError) {

@@ -51,9 +51,10 @@ struct RequestHeaderLines {
 
     /// Adds the line `start` `separator` `value` and its NUL.
     private mutating func appendLine(_ start: String, _ separator: StaticString = "", _ value: String = "") {
-        text.append(contentsOf: start.utf8)
+        var start = start, value = value
+        start.withUTF8 { text.append(contentsOf: $0) }
         separator.withUTF8Buffer { text.append(contentsOf: $0) }
-        text.append(contentsOf: value.utf8)
+        value.withUTF8 { text.append(contentsOf: $0) }
         text.append(0)
     }
 
