@@ -3,19 +3,31 @@ import Synchronization
 
 /// Exactly-once settlement of one store operation: either its result or its deadline answers,
 /// never both. Whoever calls `settle()` first and gets true owns the answer.
+///
+/// The deadline's answer is dropped the moment the ticket is settled: it captures the operation's
+/// completion and through it the waiting request, which must be freed when the request ends, not
+/// held (in the watch's queue) until the deadline it no longer needs has passed.
 public final class StoreTicket: Sendable {
     private let settled = Atomic<Bool>(false)
-    let onExpire: @Sendable () -> Void
+    private let expiry: Mutex<(@Sendable () -> Void)?>
 
-    init(onExpire: @escaping @Sendable () -> Void) { self.onExpire = onExpire }
+    init(onExpire: @escaping @Sendable () -> Void) { expiry = Mutex(onExpire) }
 
     /// Claims the answer. True once, for the first caller; false after the deadline answered.
-    public func settle() -> Bool {
-        settled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
-    }
+    public func settle() -> Bool { claim() != nil }
 
     /// Whether the answer was already given (by the result or by the deadline).
     public var isSettled: Bool { settled.load(ordering: .acquiring) }
+
+    /// The deadline's answer, taken out, for the first claimant only (nil when the result came
+    /// first); the watch calls it.
+    func claim() -> (@Sendable () -> Void)? {
+        guard settled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return nil }
+        return expiry.withLock { answer in
+            defer { answer = nil }
+            return answer
+        }
+    }
 }
 
 /// One thread that answers store operations whose deadline passed before they did.
@@ -97,9 +109,10 @@ final class DeadlineWatch: @unchecked Sendable {
             }
             if !due.isEmpty {
                 condition.unlock()
-                for ticket in due where ticket.settle() {
+                for ticket in due {
+                    guard let answer = ticket.claim() else { continue }
                     expired.add(1, ordering: .relaxed)
-                    ticket.onExpire()
+                    answer()
                 }
                 condition.lock()
                 continue

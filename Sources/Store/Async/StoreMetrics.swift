@@ -12,6 +12,13 @@ final class StoreMetrics: Sendable {
         var counts = [Int64](repeating: 0, count: StoreMetrics.buckets.count + 1)
         var sum: Double = 0
         var timeouts: Int64 = 0
+
+        /// One answer, in place (one look-up of the series per observation, under the lock).
+        mutating func record(bucket: Int, seconds: Double, timedOut: Bool) {
+            counts[bucket] += 1
+            sum += seconds
+            if timedOut { timeouts += 1 }
+        }
     }
 
     private let series = Locked<[String: Series]>([:])
@@ -19,11 +26,7 @@ final class StoreMetrics: Sendable {
     /// Records one answered operation.
     func observe(_ operation: String, seconds: Double, timedOut: Bool) {
         let bucket = Self.buckets.firstIndex { seconds <= $0 } ?? Self.buckets.count
-        series.withLock { table in
-            table[operation, default: Series()].counts[bucket] += 1
-            table[operation, default: Series()].sum += seconds
-            if timedOut { table[operation, default: Series()].timeouts += 1 }
-        }
+        series.withLock { table in table[operation, default: Series()].record(bucket: bucket, seconds: seconds, timedOut: timedOut) }
     }
 
     /// The families, each with `# HELP` and `# TYPE`, ending in a newline.
