@@ -87,12 +87,25 @@ package enum HTTPBytes {
     @inlinable
     package static func equalsIgnoringCase(_ name: String, staticLowercased lowercased: StaticString) -> Bool {
         guard name.utf8.count == lowercased.utf8CodeUnitCount else { return false }
+        // A literal of two or more characters is stored as UTF-8 and read in place, without a closure.
+        guard lowercased.hasPointerRepresentation else {
+            return lowercased.withUTF8Buffer { expected in name.utf8.elementsEqual(expected) { lower($0) == $1 } }
+        }
+        let expected = lowercased.utf8Start
+        var index = 0
+        for byte in name.utf8 {
+            if lower(byte) != expected[index] { return false }
+            index += 1
+        }
+        return true
+    }
+
+    /// The bytes equal the static `lowercased` ignoring ASCII case; `lowercased` must already be lowercase.
+    @inlinable
+    package static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, staticLowercased lowercased: StaticString) -> Bool {
+        guard bytes.count == lowercased.utf8CodeUnitCount else { return false }
         return lowercased.withUTF8Buffer { expected in
-            var index = 0
-            for byte in name.utf8 {
-                if lower(byte) != expected[index] { return false }
-                index += 1
-            }
+            for index in 0..<bytes.count where lower(bytes[index]) != expected[index] { return false }
             return true
         }
     }
@@ -119,6 +132,12 @@ package enum HTTPBytes {
         guard !needle.isEmpty, haystack.utf8.count >= needle.count else { return false }
         if let found = haystack.utf8.withContiguousStorageIfAvailable({ search($0, needle) }) { return found }
         return Array(haystack.utf8).withUnsafeBufferPointer { search($0, needle) }
+    }
+
+    /// Whether the bytes contain `needle` (already lowercased), ASCII letters compared in any case.
+    package static func containsIgnoringCase(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty, haystack.count >= needle.count else { return false }
+        return search(haystack, needle)
     }
 
     /// Whether `haystack` contains `needle` (already lowercased), ASCII letters compared in any case.

@@ -44,6 +44,13 @@ public struct HTTPRequestHead: Sendable {
     ) {
         self.method = method
         self.target = target
+        if let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
+            path = String(target[..<mark])
+            query = String(target[target.utf8.index(after: mark)...])
+        } else {
+            path = target
+            query = nil
+        }
         self.version = version
         self.headers = headers
         self.remoteAddress = remoteAddress
@@ -51,20 +58,12 @@ public struct HTTPRequestHead: Sendable {
     }
 
     /// The raw path: `target` up to the first `?` (still percent-encoded).
-    /// Computed on each access.
-    public var path: String {
-        if let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
-            return String(target[..<mark])
-        }
-        return target
-    }
+    /// Split from `target` once, when the head is made (the router and the log line both read it).
+    public let path: String
 
     /// The raw query: `target` after the first `?` (still percent-encoded),
-    /// possibly empty; nil when the target has no `?`. Computed on each access.
-    public var query: String? {
-        guard let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return nil }
-        return String(target[target.utf8.index(after: mark)...])
-    }
+    /// possibly empty; nil when the target has no `?`. Split once with ``path``.
+    public let query: String?
 
     /// True when the request carries a body: chunked, or a `Content-Length`
     /// above 0. A GET or HEAD with a body is the handler's call (Keyward's proxy

@@ -27,6 +27,7 @@ struct HeadCollector {
 
     init() {
         headers.reserveCapacity(16)
+        spans.reserveCapacity(16)
     }
 
     mutating func add(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {

@@ -15,8 +15,7 @@ enum EasyHandleSetup {
     static func configure(
         _ state: TransferState, request: UpstreamRequest, configuration: UpstreamClient.Configuration
     ) throws(UpstreamError) {
-        let scheme = request.url.prefix(8).lowercased()
-        guard scheme.hasPrefix("http://") || scheme.hasPrefix("https://") else {
+        guard HTTPBytes.hasPrefixIgnoringCase(request.url, "http://") || HTTPBytes.hasPrefixIgnoringCase(request.url, "https://") else {
             throw .invalidRequest("URL scheme is not http or https")
         }
         // libcurl would reject some of these itself, later and less clearly; a request target never has them.
@@ -31,22 +30,30 @@ enum EasyHandleSetup {
         let isHead = request.method == "HEAD"
         if isHead && !request.body.isEmpty { throw .invalidRequest("HEAD with a body") }
         // RFC 9110 §8.6: send Content-Length when the method defines content, even if it is empty.
-        let hasContent = !request.body.isEmpty || ["POST", "PUT", "PATCH"].contains(request.method)
+        let hasContent: Bool
+        switch request.method {
+        case "POST", "PUT", "PATCH": hasContent = true
+        default: hasContent = !request.body.isEmpty
+        }
         let lines = try RequestHeaderLines.make(request.headers, hasContent: hasContent)
 
         guard CurlGlobal.isInitialized, let easy = EasyHandlePool.shared.take() else {
             throw .protocolError("curl_easy_init failed")
         }
         state.easy = easy
-        for line in lines {
+        var listComplete = true
+        lines.forEach { line in
             guard let appended = curl_slist_append(state.headerList, line) else {
-                throw .protocolError("curl_slist_append failed")
+                listComplete = false
+                return false
             }
             state.headerList = appended
+            return true
         }
+        guard listComplete else { throw .protocolError("curl_slist_append failed") }
 
-        try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_URL, request.url))
-        try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_PROTOCOLS_STR, "http,https"))
+        try setString(easy, CURLOPT_URL, request.url)
+        try setString(easy, CURLOPT_PROTOCOLS_STR, "http,https")
         try check(kw_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1)))
         try check(kw_curl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0))
         try check(kw_curl_easy_setopt_long(easy, CURLOPT_PATH_AS_IS, 1))
@@ -56,9 +63,9 @@ enum EasyHandleSetup {
         // Through an HTTPS proxy, the CONNECT response's head must not reach the handler as the response.
         try check(kw_curl_easy_setopt_long(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1))
         // "" disables proxies, including http_proxy/https_proxy from the environment.
-        try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_PROXY, configuration.proxy ?? ""))
+        try setString(easy, CURLOPT_PROXY, configuration.proxy ?? "")
         if let caBundlePath = configuration.caBundlePath {
-            try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_CAINFO, caBundlePath))
+            try setString(easy, CURLOPT_CAINFO, caBundlePath)
         }
         try check(kw_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, request.connectTimeoutMs)))
 
@@ -75,10 +82,10 @@ enum EasyHandleSetup {
             }
             try check(copied)
             if request.method != "POST" {
-                try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_CUSTOMREQUEST, request.method))
+                try setString(easy, CURLOPT_CUSTOMREQUEST, request.method)
             }
         } else if request.method != "GET" {
-            try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_CUSTOMREQUEST, request.method))
+            try setString(easy, CURLOPT_CUSTOMREQUEST, request.method)
         }
         try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, state.headerList))
 
@@ -104,6 +111,12 @@ enum EasyHandleSetup {
                 localAddress: localAddress.map { String(cString: $0) } ?? "", localPort: Int(localPort)))
             return CURL_PREREQFUNC_OK
         })
+    }
+
+    /// Sets a string option from the string's own NUL-terminated UTF-8 (no C copy is made first:
+    /// libcurl copies string options itself).
+    private static func setString(_ easy: UnsafeMutableRawPointer, _ option: CURLoption, _ value: String) throws(UpstreamError) {
+        try check(value.withCString { kw_curl_easy_setopt_pointer(easy, option, $0) })
     }
 
     private static func check(_ code: CURLcode) throws(UpstreamError) {

@@ -9,33 +9,67 @@ import HTTPFields
 /// `Expect: 100-continue` on large bodies, and `Content-Type: application/x-www-form-urlencoded`
 /// on requests with a body. `Host` (required by RFC 9112 §3.2) and `Content-Length` are left to
 /// libcurl when the request does not carry them.
-enum RequestHeaderLines {
+///
+/// The lines are C strings one after another in one buffer (each ends in NUL, which no line holds:
+/// names are tokens and values are refused with NUL), so `curl_slist_append`, which copies each
+/// line, reads them where they are.
+struct RequestHeaderLines {
+    /// Every line and its terminating NUL, in order.
+    private var text: [UInt8] = []
+
     /// - Parameters:
     ///   - headers: the request's fields, in order.
     ///   - hasContent: whether the request is sent with content framing (a body, or POST/PUT/PATCH).
-    /// - Returns: lines for `curl_slist_append`, without CRLF.
     /// - Throws: `UpstreamError.invalidRequest` for a name that is not a token or a value with CR, LF or NUL.
-    static func make(_ headers: [(String, String)], hasContent: Bool) throws(UpstreamError) -> [String] {
-        var lines: [String] = []
-        lines.reserveCapacity(headers.count + 3)
+    static func make(_ headers: [(String, String)], hasContent: Bool) throws(UpstreamError) -> RequestHeaderLines {
+        var lines = RequestHeaderLines()
+        // Each line is `name: value` and a NUL; the three suppressing lines take under 32 bytes.
+        lines.text.reserveCapacity(headers.reduce(32) { $0 + $1.0.utf8.count + $1.1.utf8.count + 3 })
         var hasAccept = false, hasExpect = false, hasContentType = false
         for (name, value) in headers {
             guard HTTPBytes.isToken(name) else { throw .invalidRequest("header name is not a token") }
             guard !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) else {
                 throw .invalidRequest("header value contains CR, LF or NUL")
             }
-            switch name.lowercased() {
-            case "content-length", "transfer-encoding": continue  // framing is set from the body
-            case "accept": hasAccept = true
-            case "expect": hasExpect = true
-            case "content-type": hasContentType = true
-            default: break
+            // Framing is set from the body.
+            if HTTPBytes.equalsIgnoringCase(name, staticLowercased: "content-length")
+                || HTTPBytes.equalsIgnoringCase(name, staticLowercased: "transfer-encoding") { continue }
+            if HTTPBytes.equalsIgnoringCase(name, staticLowercased: "accept") { hasAccept = true }
+            if HTTPBytes.equalsIgnoringCase(name, staticLowercased: "expect") { hasExpect = true }
+            if HTTPBytes.equalsIgnoringCase(name, staticLowercased: "content-type") { hasContentType = true }
+            if value.isEmpty {
+                lines.appendLine(name, ";")
+            } else {
+                lines.appendLine(name, ": ", value)
             }
-            lines.append(value.isEmpty ? name + ";" : name + ": " + value)
         }
-        if !hasAccept { lines.append("Accept:") }
-        if !hasExpect { lines.append("Expect:") }
-        if hasContent && !hasContentType { lines.append("Content-Type:") }
+        if !hasAccept { lines.appendLine("Accept:") }
+        if !hasExpect { lines.appendLine("Expect:") }
+        if hasContent && !hasContentType { lines.appendLine("Content-Type:") }
         return lines
+    }
+
+    /// Adds the line `start` `separator` `value` and its NUL.
+    private mutating func appendLine(_ start: String, _ separator: StaticString = "", _ value: String = "") {
+        var start = start, value = value
+        start.withUTF8 { text.append(contentsOf: $0) }
+        separator.withUTF8Buffer { text.append(contentsOf: $0) }
+        value.withUTF8 { text.append(contentsOf: $0) }
+        text.append(0)
+    }
+
+    /// Calls `body` with each line, in order, as a C string valid during the call, until `body`
+    /// returns false.
+    func forEach(_ body: (UnsafePointer<CChar>) -> Bool) {
+        text.withUnsafeBytes { buffer in
+            let bytes = buffer.bindMemory(to: CChar.self)
+            guard let base = bytes.baseAddress else { return }
+            var start = 0
+            while start < bytes.count {
+                guard body(base + start) else { return }
+                while bytes[start] != 0 { start += 1 }
+                start += 1
+            }
+        }
     }
 }

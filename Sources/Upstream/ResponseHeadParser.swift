@@ -67,7 +67,7 @@ struct ResponseHeadParser {
             throw .protocolError("field line without a colon")
         }
         let name = line[line.startIndex..<colon]
-        guard !name.isEmpty, name.allSatisfy(HTTPBytes.isTokenByte) else {
+        guard !name.isEmpty, name.allSatisfy({ HTTPBytes.isTokenByte($0) }) else {
             throw .protocolError("invalid field name")
         }
         let value = Self.trimmingOWS(line[(colon + 1)...])
@@ -147,8 +147,10 @@ struct ResponseHeadParser {
     /// Field text: UTF-8 when valid, otherwise each byte as its Latin-1 character (RFC 9110 §5.5
     /// obs-text), so no byte is silently replaced.
     private static func text(_ bytes: Slice<UnsafeRawBufferPointer>) -> String {
-        if bytes.allSatisfy({ $0 < 0x80 }) || String(validating: bytes, as: UTF8.self) != nil {
-            return String(decoding: bytes, as: UTF8.self)
+        // Header bytes from libcurl are plain `char`s: read as UTF-8 code units in place.
+        let utf8 = UnsafeRawBufferPointer(rebasing: bytes).assumingMemoryBound(to: UInt8.self)
+        if utf8.allSatisfy({ $0 < 0x80 }) || String(validating: utf8, as: UTF8.self) != nil {
+            return String(decoding: utf8, as: UTF8.self)
         }
         return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
     }

@@ -9,6 +9,26 @@ import XCTest
 final class ClientAddressTests: XCTestCase {
     let front = TrustedProxies(["10.0.0.0/8", "fd00::/8"].compactMap(AddressRange.parse))
 
+    /// The IPv4 text is written without inet_ntop: it must be inet_ntop's, byte for byte (no
+    /// leading zeros), for one-, two- and three-digit parts in every position.
+    func testIPv4TextIsWhatInetNtopWrites() throws {
+        let parts: [UInt8] = [0, 1, 9, 10, 42, 99, 100, 199, 200, 255]
+        for a in parts {
+            for b in parts {
+                let bytes = [a, b, b, a]
+                var address = in_addr()
+                withUnsafeMutableBytes(of: &address) { $0.copyBytes(from: bytes) }
+                var buffer = [CChar](repeating: 0, count: 16)
+                XCTAssertNotNil(inet_ntop(AF_INET, &address, &buffer, 16))
+                let expected = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                let parsed = try XCTUnwrap(IPAddress.parse(expected))
+                XCTAssertEqual(parsed.bytes, bytes)
+                XCTAssertEqual(parsed.description, expected)
+                XCTAssertEqual(parsed.limiterKey, expected)
+            }
+        }
+    }
+
     func testHeadersFromAnUntrustedPeerAreIgnored() {
         XCTAssertEqual(front.clientAddress(peer: "198.51.100.9", forwardedFor: ["203.0.113.7"], forwarded: [])?.description, "198.51.100.9")
         XCTAssertEqual(TrustedProxies().clientAddress(peer: "10.0.0.2", forwardedFor: ["203.0.113.7"], forwarded: [])?.description, "10.0.0.2")

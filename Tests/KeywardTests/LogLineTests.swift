@@ -18,6 +18,21 @@ final class LogLineTests: XCTestCase {
         XCTAssertFalse(line.rendered.contains("\n"), "one line")
     }
 
+    /// The exact text of a line: control characters as `\uXXXX` in lowercase hex, except the
+    /// short forms for `\n`, `\r` and `\t`; other bytes (DEL, non-ASCII) as they are.
+    func testEscapesAndNumbersAreWrittenExactly() {
+        var line = LogLine(event: "e", timeMillis: 1_700_000_000_007)
+        line.add("controls", "\u{00}\u{01}\u{08}\u{0B}\u{0C}\u{1A}\u{1F}\u{7F}\t\r\n")
+        line.add("quotes", "say \"hi\" \\ é 😀")
+        line.add("zero", 0)
+        line.add("negative", Int64.min)
+        line.add("large", Int64.max)
+        XCTAssertEqual(
+            line.rendered,
+            #"{"time":"2023-11-14T22:13:20.007Z","event":"e","controls":"\u0000\u0001\u0008\u000b\u000c\u001a\u001f\#u{7F}\t\r\n","#
+                + #""quotes":"say \"hi\" \\ é 😀","zero":0,"negative":-9223372036854775808,"large":9223372036854775807}"#)
+    }
+
     /// RFC 3339 times agree with Foundation's ISO 8601 formatter across leap days, year ends, the
     /// epoch and before it.
     func testTimesAreRFC3339InUTCWithMilliseconds() throws {

@@ -5,6 +5,13 @@ import Synchronization
 public protocol LogSink: Sendable {
     /// Writes one complete line (without its trailing newline).
     func write(line: String)
+    /// Writes one complete line given as UTF-8 (without its trailing newline); by default as a `String`.
+    func write(utf8Line: [UInt8])
+}
+
+extension LogSink {
+    /// Writes the line through ``write(line:)``.
+    public func write(utf8Line: [UInt8]) { write(line: String(decoding: utf8Line, as: UTF8.self)) }
 }
 
 /// Writes lines to a file descriptor (standard error by default) with one `write(2)` each.
@@ -17,6 +24,13 @@ public struct FileDescriptorLogSink: LogSink {
     /// Writes `line` and a newline with one `write(2)`, so concurrent lines do not interleave.
     public func write(line: String) {
         var bytes = Array(line.utf8)
+        bytes.append(UInt8(ascii: "\n"))
+        write(bytes: bytes)
+    }
+
+    /// Writes `utf8Line` and a newline with one `write(2)`.
+    public func write(utf8Line: [UInt8]) {
+        var bytes = utf8Line
         bytes.append(UInt8(ascii: "\n"))
         write(bytes: bytes)
     }
@@ -90,9 +104,14 @@ public final class BufferedLogSink: LogSink {
     }
 
     /// Buffers `line` and a newline; writes the batch on this thread when it reaches `maxBufferedBytes`.
-    public func write(line: String) {
+    public func write(line: String) { append(line.utf8) }
+
+    /// Buffers `utf8Line` and a newline, as ``write(line:)`` does, without making a `String` of it.
+    public func write(utf8Line: [UInt8]) { append(utf8Line) }
+
+    private func append(_ line: some Collection<UInt8>) {
         let full = buffer.withLock { bytes -> [UInt8]? in
-            bytes.append(contentsOf: line.utf8)
+            bytes.append(contentsOf: line)
             bytes.append(UInt8(ascii: "\n"))
             guard bytes.count >= maxBufferedBytes else { return nil }
             defer { bytes.removeAll(keepingCapacity: true) }

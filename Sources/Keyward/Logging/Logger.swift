@@ -15,7 +15,7 @@ public struct Logger: Sendable {
     public func line(_ event: String) -> LogLine { LogLine(event: event, timeMillis: time.nowMillis()) }
 
     /// Writes a finished line.
-    public func emit(_ line: LogLine) { sink.write(line: line.rendered) }
+    public func emit(_ line: consuming LogLine) { sink.write(utf8Line: line.renderedUTF8()) }
 
     /// Writes a one-off line with a `message` field (start-up, reloads, shutdown).
     public func info(_ event: String, _ message: String) {

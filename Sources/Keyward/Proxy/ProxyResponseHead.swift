@@ -1,3 +1,4 @@
+import HTTPFields
 import ProviderRegistry
 
 /// The rewrite-response-head phase: what the client receives of the upstream's head.
@@ -13,10 +14,7 @@ struct ProxyResponseHead: Sendable {
     /// provider's key (``ResponseRewrite``), plus `X-Keyward-Request-Id`. The provider's own
     /// `X-Request-Id` (if any) passes through untouched; ours has its own name.
     func clientHeaders(_ upstream: [(String, String)]) -> [(String, String)] {
-        var headers = ResponseRewrite.clientHeaders(upstream.map { (name: $0.0, value: $0.1) }, credential: credential)
-            .map { ($0.name, $0.value) }
-        headers.append(("X-Keyward-Request-Id", requestID))
-        return headers
+        clientHeaders(upstream, replacedBy: [])
     }
 
     /// The client's header fields: ``clientHeaders(_:)`` of `upstream` followed by Keyward's own
@@ -24,8 +22,17 @@ struct ProxyResponseHead: Sendable {
     /// RFC 9110 §5.1) is also one of `own` is dropped, so the client reads one value per field and it
     /// is Keyward's; without `own` fields the provider's pass through unchanged.
     func clientHeaders(_ upstream: [(String, String)], replacedBy own: [(String, String)]) -> [(String, String)] {
-        guard !own.isEmpty else { return clientHeaders(upstream) }
-        let ownNames = Set(own.map { $0.0.lowercased() })
-        return clientHeaders(upstream.filter { !ownNames.contains($0.0.lowercased()) }) + own
+        var headers: [(String, String)] = []
+        headers.reserveCapacity(upstream.count + 1 + own.count)
+        if own.isEmpty {
+            ResponseRewrite.appendClientHeaders(upstream, credential: credential, to: &headers)
+        } else {
+            ResponseRewrite.appendClientHeaders(upstream, credential: credential, to: &headers) { name in
+                own.contains { HTTPBytes.caseInsensitiveEquals($0.0, name) }
+            }
+        }
+        headers.append(("X-Keyward-Request-Id", requestID))
+        headers.append(contentsOf: own)
+        return headers
     }
 }

@@ -61,8 +61,10 @@ final class RequestRecord: Sendable {
         self.id = id
         self.startMillis = startMillis
         self.method = method
-        self.client = client?.description ?? "-"
-        self.limiterKey = client?.limiterKey ?? "-"
+        let clientText = client?.description ?? "-"
+        self.client = clientText
+        // An IPv4 address is its own limiter key: its text is made once.
+        self.limiterKey = client.map { $0.isIPv4 ? clientText : $0.limiterKey } ?? "-"
         self.path = path
         self.userAgent = userAgent.utf8.count <= 256 ? userAgent : String(decoding: userAgent.utf8.prefix(256), as: UTF8.self)
         self.bytesIn = bytesIn
@@ -95,7 +97,13 @@ final class RequestIDGenerator: Sendable {
 
     func next() -> String {
         let value = (prefix << 32) | (counter.add(1, ordering: .relaxed).newValue & 0xFFFF_FFFF)
-        let hex = String(value, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
+        // Lowercase hex, zero-padded to 16 digits, written in place.
+        return String(unsafeUninitializedCapacity: 16) { text in
+            for index in 0..<16 {
+                let nibble = UInt8(truncatingIfNeeded: value >> UInt64(60 - 4 * index)) & 0x0F
+                text[index] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+            }
+            return 16
+        }
     }
 }

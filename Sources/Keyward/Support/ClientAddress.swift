@@ -27,11 +27,28 @@ public struct IPAddress: Sendable, Equatable, CustomStringConvertible {
 
     /// The usual text form (`inet_ntop(3)`).
     public var description: String {
+        if isIPv4 { return dottedQuad }
         var buffer = [CChar](repeating: 0, count: 64)
         var copy = bytes
         let family = isIPv4 ? AF_INET : AF_INET6
         guard inet_ntop(family, &copy, &buffer, socklen_t(buffer.count)) != nil else { return "?" }
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// An IPv4 address in dotted-decimal form, as `inet_ntop(3)` writes it (no leading zeros),
+    /// built in place: every request's log line carries its client's address.
+    private var dottedQuad: String {
+        String(unsafeUninitializedCapacity: 15) { (text: UnsafeMutableBufferPointer<UInt8>) -> Int in
+            var count = 0
+            for (index, byte) in bytes.enumerated() {
+                if index > 0 { text[count] = UInt8(ascii: "."); count += 1 }
+                if byte >= 100 { text[count] = UInt8(ascii: "0") + byte / 100; count += 1 }
+                if byte >= 10 { text[count] = UInt8(ascii: "0") + byte / 10 % 10; count += 1 }
+                text[count] = UInt8(ascii: "0") + byte % 10
+                count += 1
+            }
+            return count
+        }
     }
 
     /// What the per-client handshake limiter counts as one client: an IPv4 address, or an IPv6

@@ -29,6 +29,12 @@ struct HeaderNameSet: Sendable, Equatable {
         return Array(name.utf8).withUnsafeBufferPointer { matches($0) }
     }
 
+    /// Whether the name in `bytes` is one of the names or starts with one of the prefixes, ignoring ASCII case.
+    func contains(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard !isEmpty, bytes.count >= shortest, bytes.count <= longest else { return false }
+        return matches(bytes)
+    }
+
     private func matches(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         for candidate in names where candidate.count == bytes.count {
             if HeaderNameSet.equalLowered(bytes, candidate, count: candidate.count) { return true }

@@ -65,7 +65,7 @@ public enum HeaderRules {
     /// Whether any header is named `Connection` (most requests have none: skip parsing).
     @inline(__always)
     static func hasConnectionHeader(_ headers: [(name: String, value: String)]) -> Bool {
-        headers.contains { $0.name.utf8.count == 10 && HTTPBytes.equalsIgnoringCase($0.name, "connection") }
+        headers.contains { HTTPBytes.equalsIgnoringCase($0.name, staticLowercased: "connection") }
     }
 
     /// The field names listed in `Connection` header values (RFC 9110 §7.6.1: those fields are
@@ -73,15 +73,31 @@ public enum HeaderRules {
     static func connectionNominated(_ headers: [(name: String, value: String)]) -> HeaderNameSet? {
         guard hasConnectionHeader(headers) else { return nil }
         var nominated: [String] = []
-        for (name, value) in headers where name.utf8.count == 10 && HTTPBytes.equalsIgnoringCase(name, "connection") {
-            for token in value.utf8.split(separator: UInt8(ascii: ",")) {
-                let trimmed = token.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
-                let lowered = String(decoding: trimmed.map(HTTPBytes.lower), as: UTF8.self)
-                // `close` is an option, not a field; hop-by-hop names are dropped anyway.
-                if lowered.isEmpty || lowered == "close" || hopByHopSet.contains(lowered) { continue }
-                nominated.append(lowered)
-            }
+        for (name, value) in headers where HTTPBytes.equalsIgnoringCase(name, staticLowercased: "connection") {
+            nominate(fromConnection: value, into: &nominated)
         }
         return nominated.isEmpty ? nil : HeaderNameSet(names: nominated)
+    }
+
+    /// Appends to `names` the field names one `Connection` value lists (comma-separated tokens, OWS
+    /// around them), lowercased, leaving out `close` (an option, not a field) and hop-by-hop names
+    /// (dropped anyway). Both are checked on the bytes: `Connection: keep-alive`, the usual value,
+    /// makes no string.
+    static func nominate(fromConnection value: String, into names: inout [String]) {
+        var value = value
+        value.withUTF8 { bytes in
+            var tokenStart = 0
+            for index in 0...bytes.count where index == bytes.count || bytes[index] == UInt8(ascii: ",") {
+                let token = bytes[tokenStart..<index]
+                tokenStart = index + 1
+                let isOWS = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
+                guard let first = token.firstIndex(where: { !isOWS($0) }), let last = token.lastIndex(where: { !isOWS($0) }) else {
+                    continue
+                }
+                let trimmed = UnsafeBufferPointer(rebasing: bytes[first...last])
+                if HTTPBytes.equalsIgnoringCase(trimmed, staticLowercased: "close") || hopByHopSet.contains(trimmed) { continue }
+                names.append(String(decoding: trimmed.lazy.map(HTTPBytes.lower), as: UTF8.self))
+            }
+        }
     }
 }

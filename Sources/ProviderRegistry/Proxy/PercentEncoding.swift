@@ -65,7 +65,11 @@ public enum PercentEncoding {
     /// `text` with each valid `%XX` decoded once; invalid escapes stay literal (a lenient reading, used
     /// only to recognise parameter names the way an upstream might).
     static func decodeLeniently(_ text: Substring) -> [UInt8] {
-        let bytes = Array(text.utf8)
+        Array(text.utf8).withUnsafeBufferPointer(decodeLeniently)
+    }
+
+    /// ``decodeLeniently(_:)-(Substring)`` of UTF-8 bytes.
+    static func decodeLeniently(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count)
         var index = 0

@@ -18,6 +18,8 @@ public struct ProviderCredential: Sendable, CustomStringConvertible {
     /// the key is echoed: the raw key, its percent-encoded form, and the injected header value
     /// (Basic credentials are base64). Stored lowercase.
     let sensitiveForms: [[UInt8]]
+    /// The length of the shortest of `sensitiveForms`, in bytes.
+    let shortestSensitiveForm: Int
 
     /// Prepares `secretValue` for `provider`.
     /// - Throws: `SecretValueError` if the value is empty, too long, or contains control characters.
@@ -54,6 +56,7 @@ public struct ProviderCredential: Sendable, CustomStringConvertible {
             queryName = HTTPBytes.lowercased(name)
         }
         sensitiveForms = forms.map { $0.map(HTTPBytes.lower) }
+        shortestSensitiveForm = forms.map(\.count).min() ?? 0
     }
 
     public var description: String { "ProviderCredential(\(providerName), redacted)" }

@@ -30,6 +30,9 @@ public enum ProxyPath {
     /// - Returns: one or more non-empty segments, each valid UTF-8, none `.` or `..`, none starting
     ///   with `;`, `.;` or `..;`.
     /// - Throws: `ProxyPathError` naming the first rule broken.
+    // Every proxied request calls this from another module with a `Substring`: without a copy
+    // specialized for it here, the loop would reach each byte through the protocol's witness table.
+    @_specialize(exported: true, where S == Substring)
     public static func canonicalSegments<S: StringProtocol>(rawPath: S) throws(ProxyPathError) -> [String] {
         let bytes = rawPath.utf8
         guard bytes.count <= maximumBytes else { throw .tooLong }

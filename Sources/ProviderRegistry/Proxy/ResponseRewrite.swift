@@ -11,19 +11,59 @@ public enum ResponseRewrite {
     public static func clientHeaders(
         _ upstream: [(name: String, value: String)], credential: ProviderCredential
     ) -> [(name: String, value: String)] {
-        let nominated = HeaderRules.connectionNominated(upstream)
-        let hasTransferCoding = upstream.contains { HTTPBytes.equalsIgnoringCase($0.name, "transfer-encoding") }
-        var headers: [(name: String, value: String)] = []
-        headers.reserveCapacity(upstream.count)
-        for field in upstream {
-            if HeaderRules.responseDroppedSet.contains(field.name) || nominated?.contains(field.name) == true {
-                continue
-            }
-            if hasTransferCoding && HTTPBytes.equalsIgnoringCase(field.name, "content-length") { continue }
-            if echoesKey(field, credential: credential) { continue }
+        var framing = HeadFraming()
+        for field in upstream { framing.note(field) }
+        let judged = framing.finished()
+        return upstream.filter { passes($0, framing: judged, credential: credential) }
+    }
+
+    /// ``clientHeaders(_:credential:)`` for unlabeled `(name, value)` fields, appended to `headers`,
+    /// skipping every field `skipped` accepts as well: the proxy's path, which adds fields of its own.
+    public static func appendClientHeaders(
+        _ upstream: [(String, String)], credential: ProviderCredential, to headers: inout [(String, String)],
+        skipping skipped: (String) -> Bool = { _ in false }
+    ) {
+        // The head is judged without the skipped fields, as if they had never been sent.
+        var framing = HeadFraming()
+        for field in upstream where !skipped(field.0) { framing.note((name: field.0, value: field.1)) }
+        let judged = framing.finished()
+        for field in upstream where !skipped(field.0) && passes((name: field.0, value: field.1), framing: judged, credential: credential) {
             headers.append(field)
         }
-        return headers
+    }
+
+    /// What the whole head decides about each of its fields: the names `Connection` nominates, and
+    /// whether a transfer coding frames the body. Gathered field by field in one pass.
+    private struct HeadFraming {
+        private var nominatedNames: [String] = []
+        private(set) var nominated: HeaderNameSet?
+        private(set) var hasTransferCoding = false
+
+        mutating func note(_ field: (name: String, value: String)) {
+            if HTTPBytes.equalsIgnoringCase(field.name, staticLowercased: "connection") {
+                HeaderRules.nominate(fromConnection: field.value, into: &nominatedNames)
+            } else if HTTPBytes.equalsIgnoringCase(field.name, staticLowercased: "transfer-encoding") {
+                hasTransferCoding = true
+            }
+        }
+
+        /// The framing once every field has been noted.
+        func finished() -> HeadFraming {
+            var framing = self
+            framing.nominated = nominatedNames.isEmpty ? nil : HeaderNameSet(names: nominatedNames)
+            return framing
+        }
+    }
+
+    /// Whether the client receives `field` of a head with `framing`.
+    private static func passes(
+        _ field: (name: String, value: String), framing: HeadFraming, credential: ProviderCredential
+    ) -> Bool {
+        if HeaderRules.responseDroppedSet.contains(field.name) || framing.nominated?.contains(field.name) == true {
+            return false
+        }
+        if framing.hasTransferCoding && HTTPBytes.equalsIgnoringCase(field.name, staticLowercased: "content-length") { return false }
+        return !echoesKey(field, credential: credential)
     }
 
     /// Whether a field's name or value carries the key in a form the credential knows, in any
@@ -35,10 +75,15 @@ public enum ResponseRewrite {
     }
 
     private static func carriesKey(_ text: String, _ credential: ProviderCredential) -> Bool {
-        if credential.sensitiveForms.contains(where: { HTTPBytes.containsIgnoringCase(text, $0) }) { return true }
-        guard text.utf8.contains(UInt8(ascii: "%")) else { return false }
-        let decoded = PercentEncoding.decodeLeniently(Substring(text))
-        return credential.sensitiveForms.contains(where: { HTTPBytes.containsIgnoringCase(decoded, $0) })
+        // Decoding `%XX` only shortens a text: one shorter than every form holds none, decoded or not.
+        guard text.utf8.count >= credential.shortestSensitiveForm else { return false }
+        var text = text
+        return text.withUTF8 { bytes in
+            if credential.sensitiveForms.contains(where: { HTTPBytes.containsIgnoringCase(bytes, $0) }) { return true }
+            guard bytes.contains(UInt8(ascii: "%")) else { return false }
+            let decoded = PercentEncoding.decodeLeniently(bytes)
+            return credential.sensitiveForms.contains(where: { HTTPBytes.containsIgnoringCase(decoded, $0) })
+        }
     }
 
     /// The body length a response head declares: its one `Content-Length` field (RFC 9110 §8.6),
@@ -46,7 +91,7 @@ public enum ResponseRewrite {
     /// are several (even equal ones: whoever wants to use them must frame the body the careful way).
     public static func declaredContentLength(_ headers: [(String, String)]) -> Int? {
         var length: Int?
-        for (name, value) in headers where HTTPBytes.equalsIgnoringCase(name, "content-length") {
+        for (name, value) in headers where HTTPBytes.equalsIgnoringCase(name, staticLowercased: "content-length") {
             guard length == nil, !value.isEmpty, value.utf8.count <= 15,
                   value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
                   let parsed = Int(value)
