@@ -193,10 +193,20 @@ public final class HTTPServer: Sendable {
     /// caller for at most the grace period (polling every 10 ms). Same thread
     /// rule as ``stop()``.
     public func drain(gracePeriodMilliseconds: Int) {
+        closeConnectionsAfterAnswers()
         if quiesce() {
             waitUntilIdle(deadline: .now() + .milliseconds(max(0, gracePeriodMilliseconds)))
         }
         stop()
+    }
+
+    /// From now on every answer carries `Connection: close` (RFC 9112 §9.6) and its connection
+    /// ends once it is sent, so a keep-alive client takes its next request elsewhere and a drain
+    /// ends with the requests in progress instead of serving new ones on open connections until
+    /// its deadline cuts them. Answers already queued and shared canned refusals are unchanged.
+    /// Any thread; cannot be undone.
+    public func closeConnectionsAfterAnswers() {
+        core.closesConnections.store(true, ordering: .relaxed)
     }
 
     /// Stops accepting connections (they wait in the listen backlog until ``stop()`` or

@@ -136,6 +136,10 @@ extension RequestContext {
     private func queueOrWait() -> MHD_Result {
         switch takeResponseOrSuspend() {
         case .queue(let response):
+            if response.owned, core.closesConnections.load(ordering: .relaxed),
+               MHD_get_response_header(response.pointer, "Connection") == nil {
+                _ = MHD_add_response_header(response.pointer, "Connection", "close")
+            }
             let result = MHD_queue_response(connection, response.status, response.pointer)
             response.release()
             return result

@@ -16,6 +16,9 @@ final class ServerCore: Sendable {
     /// libmicrohttpd 0.9.75 drops its inter-thread channel without an internal thread, so
     /// nothing else would tell the loop (see ``noteResume()``).
     let resumePending = Atomic<Bool>(false)
+    /// Set once the server is draining: every answer from then on ends its connection
+    /// (``HTTPServer/closeConnectionsAfterAnswers()``).
+    let closesConnections = Atomic<Bool>(false)
 
     init(
         configuration: HTTPServerConfiguration,

@@ -61,4 +61,46 @@ final class HTTPServerDrainTests: XCTestCase {
         XCTAssertEqual(closed.wait(timeout: .now() + 1), .success)
         XCTAssertEqual(server.activeRequests, 0)
     }
+
+    func testOnceDrainingEveryAnswerEndsItsKeepAliveConnectionSoTheDrainEndsWithTheRequestsInProgress() throws {
+        let server = try startServer { _, _, writer in
+            writer.respond(status: 200, headers: [("Content-Type", "text/plain")], body: Array("ok".utf8))
+        }
+        let client = try RawClient(port: server.port)
+        let before = try client.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertEqual(before.status, 200)
+        XCTAssertNil(before.header("Connection"), "before the drain the connection stays open")
+
+        server.closeConnectionsAfterAnswers()
+        XCTAssertTrue(server.quiesce())
+        // The client's next request on its open connection is answered, then the connection ends.
+        let during = try client.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertEqual(during.status, 200)
+        XCTAssertEqual(during.text, "ok")
+        XCTAssertEqual(during.header("Connection")?.lowercased(), "close")
+        XCTAssertTrue(client.isClosedByServer())
+        XCTAssertTrue(server.waitUntilIdle(deadline: .now() + 3))
+        server.stop()
+    }
+
+    func testAnAnswerThatArrivesAfterTheDrainBeganEndsItsConnection() throws {
+        let answerNow = DispatchSemaphore(value: 0)
+        let server = try startServer { _, _, writer in
+            onAnotherThread {
+                answerNow.wait()   // the upstream's answer comes once the drain has begun: the case under test
+                writer.respond(status: 200, headers: [], body: Array("late".utf8))
+            }
+        }
+        let client = try RawClient(port: server.port)
+        try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertTrue(waitUntil { server.activeRequests == 1 })
+        server.closeConnectionsAfterAnswers()
+        answerNow.signal()
+        let response = try client.readResponse()
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(response.text, "late")
+        XCTAssertEqual(response.header("Connection")?.lowercased(), "close")
+        XCTAssertTrue(client.isClosedByServer())
+        server.stop()
+    }
 }

@@ -188,6 +188,18 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
         if answered { return }
         let clientCancelled = clientGone && error == .cancelled
         guard let stream else {
+            if clientCancelled {
+                // The client hung up before any answer: nothing reaches it, and the provider did
+                // not fail. Logged and counted as 499 (nginx's "client closed request"), not a 5xx;
+                // the answer only releases the connection.
+                record.update {
+                    $0.reason = "client_gone"
+                    $0.bytesOut = 0
+                }
+                finisher.finish(record, status: 499)
+                writer.respond(status: 502, headers: [("Connection", "close")], body: [])
+                return
+            }
             // Nothing was sent yet: the client gets one API error.
             if !clientGone, ProxyOutcome.isUnbilled(error, afterHead: afterHead) { releaseOnce() }
             let apiError = ProxyOutcome.apiError(error, clientGone: clientGone, headWasHeld: headWasHeld)

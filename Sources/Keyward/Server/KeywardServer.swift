@@ -110,11 +110,13 @@ public final class KeywardServer: Sendable {
         stopPublic()
     }
 
-    /// Graceful stop: new connections refused; requests in progress (streams included) get up to
+    /// Graceful stop: new connections refused, every answer from now on ends its connection
+    /// (`Connection: close`); requests in progress (streams included) get up to
     /// `gracePeriodMilliseconds` to finish before the rest are cut.
     public func drain(gracePeriodMilliseconds: Int) {
         service.beginDraining()
         purgeTimer.stop()
+        shards.forEach { $0.server.closeConnectionsAfterAnswers() }
         // Every shard stops accepting first, then all share one deadline.
         let deadline = DispatchTime.now() + .milliseconds(max(0, gracePeriodMilliseconds))
         shards.forEach {
@@ -206,6 +208,9 @@ public final class KeywardServer: Sendable {
             if received == SIGHUP { _ = reload() } else { break }
         }
         service.beginDraining()
+        // Keep-alive connections end after their next answer: clients and load balancers open
+        // new ones, which go to instances that are ready.
+        shards.forEach { $0.server.closeConnectionsAfterAnswers() }
         service.logger.info(
             "stopping",
             "signal received: /readyz answers 503; serving on for \(timing.readinessGraceMilliseconds) ms, "
