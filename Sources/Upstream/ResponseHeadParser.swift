@@ -76,11 +76,18 @@ struct ResponseHeadParser {
         return .none
     }
 
-    /// RFC 9112 §6.3: without `Transfer-Encoding`, the `Content-Length` fields (and the list items
-    /// in each) must be digits and all the same number; anything else is invalid framing, which a
-    /// proxy answers with 502 rather than guess a body length (libcurl would take the last one).
+    /// RFC 9112 §6.3: the `Content-Length` fields (and the list items in each) must be digits and
+    /// all the same number; anything else is invalid framing, which a proxy answers with 502 rather
+    /// than guess a body length (libcurl would take the last one). A head with both
+    /// `Transfer-Encoding` and `Content-Length` "ought to be handled as an error" (item 3: the mark
+    /// of response splitting); Keyward does, as nginx does with an upstream's.
     private static func checkFraming(_ headers: [(String, String)]) throws(UpstreamError) {
-        if headers.contains(where: { HTTPBytes.equalsIgnoringCase($0.0, staticLowercased: "transfer-encoding") }) { return }
+        if headers.contains(where: { HTTPBytes.equalsIgnoringCase($0.0, staticLowercased: "transfer-encoding") }) {
+            if headers.contains(where: { HTTPBytes.equalsIgnoringCase($0.0, staticLowercased: "content-length") }) {
+                throw .protocolError("both Transfer-Encoding and Content-Length")
+            }
+            return
+        }
         var length: UInt64?
         for (name, value) in headers {
             guard HTTPBytes.equalsIgnoringCase(name, staticLowercased: "content-length") else { continue }

@@ -87,11 +87,12 @@ final class ProxyUpstreamFramingTests: XCTestCase {
         XCTAssertNil(result.headers("transfer-encoding"))
     }
 
-    func testLengthBesideAChunkedCodingIsNotForwarded() throws {
+    func testLengthBesideAChunkedCodingIsAnUpstreamError() throws {
+        // RFC 9112 §6.3 item 3: the mark of response splitting, "ought to be handled as an error".
         let result = try call(answer: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n")
-        XCTAssertEqual(result.status, 200)
-        XCTAssertEqual(result.body, "hi")
-        XCTAssertNotEqual(result.headers("content-length"), "5")
+        XCTAssertEqual(result.status, 502)
+        XCTAssertEqual(result.body, #"{"error":"upstream_error"}"#)
+        XCTAssertEqual(result.reason, "upstream_protocol")
     }
 
     func testDisagreeingLengthsAreAnUpstreamError() throws {
