@@ -6,7 +6,8 @@
 # from XCTest's own per-test lines: `N passed, N failed, N skipped`; the script exits non-zero when
 # any test failed, the runner itself failed, or the release binary check failed. In between it
 # checks that the KeywardClient library depends on no server module and runs the API contract
-# (schemathesis against a running Keyward); either failing fails the script.
+# (schemathesis against a running Keyward); either failing fails the script. Those later checks
+# run only when the suite passed, and the line before the count says when they did not.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -15,6 +16,7 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
 swift test --skip-build 2>&1 | tee "$log" || status=$?
+suite_status=$status
 # The production binary links no simulator and no test trust anchor, and runs without the toolchain.
 if [ "$status" -eq 0 ]; then
   swift build -c release --product keyward --static-swift-stdlib
@@ -32,6 +34,9 @@ skipped=$(grep -cE "^Test Case '.*' skipped \(" "$log" || true)
 if [ "$passed" -eq 0 ] && [ "$failed" -eq 0 ] && [ "$status" -eq 0 ]; then
   echo "scripts/test.sh: no XCTest results found in the output" >&2
   status=1
+fi
+if [ "$suite_status" -ne 0 ]; then
+  echo "scripts/test.sh: the suite failed, so the release-binary, client-deps and API-contract checks did not run" >&2
 fi
 echo "$passed passed, $failed failed, $skipped skipped"
 if [ "$failed" -ne 0 ] && [ "$status" -eq 0 ]; then status=1; fi
