@@ -83,11 +83,13 @@ extension RequestContext {
         }
     }
 
+    /// Ends the stream with a cut: what is queued still goes out (the reader drains it), then
+    /// the connection closes without a clean end. A stream whose client is gone, or a server
+    /// that is stopping, cuts at once (see ``readStream(into:capacity:position:)``).
     func streamAbort() {
         shared.withLock { shared in
             guard shared.stream != nil else { return }
             shared.stream?.aborted = true
-            shared.stream?.queue.removeAll()
             if shared.suspension == .forData { resumeLocked(&shared) }
         }
     }
@@ -111,11 +113,27 @@ extension RequestContext {
     /// libmicrohttpd asks for up to `capacity` body bytes (worker thread).
     /// - Returns: bytes copied; 0 after suspending until the producer writes;
     ///   `KEYWARD_MHD_END_OF_STREAM` when finished; `KEYWARD_MHD_END_WITH_ERROR` to cut the connection.
+    ///
+    /// An aborted stream first hands out what is queued, then cuts: libmicrohttpd asks for more
+    /// only once it has sent what the previous call gave it, so every byte the producer wrote
+    /// before aborting reaches the client ahead of the close. Draining never suspends and is
+    /// bounded by what is queued; with the client gone or the server stopping the cut is immediate.
     func readStream(into buffer: UnsafeMutableRawPointer, capacity: Int, position: UInt64) -> Int {
         var writable: (@Sendable () -> Void)?
         let result = shared.withLock { shared -> Int in
-            guard var stream = shared.stream, !stream.aborted, !shared.clientGone else {
+            guard var stream = shared.stream, !shared.clientGone else {
                 return Int(KEYWARD_MHD_END_WITH_ERROR)
+            }
+            if stream.aborted {
+                guard !shared.stopping, !stream.queue.isEmpty else { return Int(KEYWARD_MHD_END_WITH_ERROR) }
+                var limit = capacity
+                if let declared = stream.declaredLength {
+                    limit = Int(min(UInt64(capacity), declared &- position))
+                }
+                guard limit > 0 else { return Int(KEYWARD_MHD_END_WITH_ERROR) }
+                let copied = stream.queue.read(into: buffer, capacity: limit)
+                shared.stream = stream
+                return copied
             }
             if !stream.queue.isEmpty {
                 var limit = capacity

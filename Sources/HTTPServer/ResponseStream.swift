@@ -8,7 +8,7 @@
 /// long it runs and however slow the client.
 ///
 /// Ending: ``finish()`` after the last write; ``abort()`` to cut the connection
-/// (the client sees a truncated body, never a clean end). Releasing a stream
+/// once what is buffered went out (the client sees a truncated body, never a clean end). Releasing a stream
 /// that was neither finished nor aborted aborts it.
 ///
 /// The client leaving: ``onClose`` fires once, on a server thread, when the
@@ -53,8 +53,11 @@ public final class ResponseStream: Sendable {
         context.streamFinish()
     }
 
-    /// Drops what is buffered and closes the connection: the client sees a
-    /// truncated response. Use when the upstream failed after the head was sent.
+    /// Sends what is buffered, then closes the connection: the client sees a
+    /// truncated response (fewer bytes than its `Content-Length`, or a chunked
+    /// body without its last chunk). Later writes are refused. A client already
+    /// gone, or a server stopping, is cut at once. Use when the upstream failed
+    /// after the head was sent.
     public func abort() {
         context.streamAbort()
     }

@@ -92,6 +92,7 @@ final class RawUpstream: @unchecked Sendable {
     private let late: [UInt8]?
     private let lateDelay: TimeInterval
     private let closeIdleAfter: TimeInterval?
+    private let closeAfterAnswer: Bool
     private let lateSentFlag = Atomic<Bool>(false)
     private let closedCount = Atomic<Int>(0)
     private let acceptedCount = Atomic<Int>(0)
@@ -104,8 +105,14 @@ final class RawUpstream: @unchecked Sendable {
     /// Connections accepted so far.
     var acceptedConnections: Int { acceptedCount.load(ordering: .acquiring) }
 
-    init(answer: String, late: String? = nil, lateDelay: TimeInterval = 0.3, closeIdleAfter: TimeInterval? = nil) throws {
+    /// - Parameter closeAfterAnswer: close the connection right after sending `answer` (a provider
+    ///   that fails mid-body when `answer` is shorter than its head says).
+    init(
+        answer: String, late: String? = nil, lateDelay: TimeInterval = 0.3, closeIdleAfter: TimeInterval? = nil,
+        closeAfterAnswer: Bool = false
+    ) throws {
         self.answer = Array(answer.utf8)
+        self.closeAfterAnswer = closeAfterAnswer
         self.late = late.map { Array($0.utf8) }
         self.lateDelay = lateDelay
         self.closeIdleAfter = closeIdleAfter
@@ -137,6 +144,7 @@ final class RawUpstream: @unchecked Sendable {
             while let end = pending.firstRange(of: Array("\r\n\r\n".utf8)) {
                 pending.removeSubrange(0..<end.upperBound)
                 _ = answer.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if closeAfterAnswer { return }
                 if let late, !sentLate {
                     sentLate = true
                     Thread.sleep(forTimeInterval: lateDelay)  // bytes sent unasked, later: the behaviour under test
