@@ -358,6 +358,41 @@ final class HTTPServerStreamTests: XCTestCase {
         }
     }
 
+    /// Draining an aborted stream never waits on a client that does not read: a client that
+    /// leaves (closes its socket with bytes unread, so its system resets the connection), or a
+    /// server that stops, ends the connection with bytes still queued.
+    func testAbortedStreamWithAClientThatDoesNotReadEndsWhenTheClientLeavesOrTheServerStops() throws {
+        for ending in ["client leaves", "server stops"] {
+            let aborted = DispatchSemaphore(value: 0)
+            let queuedAtAbort = Box(0)
+            let server = try startServer { _, _, writer in
+                let stream = writer.startStream(status: 200, headers: [("Content-Length", "\(8 << 20)")])
+                onAnotherThread {
+                    stream.write([UInt8](repeating: 0x61, count: 4 << 20))
+                    stream.abort()
+                    queuedAtAbort.value = stream.bufferedBytes
+                    aborted.signal()
+                }
+            }
+            var client: RawClient? = try RawClient(port: server.port, receiveTimeout: 5, receiveBuffer: 4096)
+            try client?.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            XCTAssertEqual(aborted.wait(timeout: .now() + 5), .success, ending)
+            XCTAssertGreaterThan(queuedAtAbort.value, 0, "\(ending): the abort must come with bytes still queued")
+            if ending == "client leaves" {
+                client = nil  // closes the socket
+                XCTAssertTrue(server.waitUntilIdle(deadline: .now() + 5), "the connection outlived its client")
+            } else {
+                let stopped = DispatchSemaphore(value: 0)
+                onAnotherThread {
+                    server.stop()
+                    stopped.signal()
+                }
+                XCTAssertEqual(stopped.wait(timeout: .now() + 5), .success, "stop() waited on a client that does not read")
+                XCTAssertLessThan(try client?.readToEnd().count ?? 0, 4 << 20, "the queued bytes cannot all have been sent")
+            }
+        }
+    }
+
     /// Bytes 0, 1, …, 250, 0, 1, …: a body whose every offset is checkable (251 is prime, so no
     /// 16 KiB block repeats the one before it).
     private static func patternBody(_ count: Int) -> [UInt8] {
