@@ -57,6 +57,7 @@ final class RingWindow {
                 if oldest == nil { oldest = at }
             }
         }
-        return (used, oldest.map { max(0, $0 + rule.windowMillis - now) } ?? 0)
+        // An admission recorded later than `now` (a clock that stepped back) still leaves within T.
+        return (used, oldest.map { min(rule.windowMillis, max(0, $0 + rule.windowMillis - now)) } ?? 0)
     }
 }
