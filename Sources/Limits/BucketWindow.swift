@@ -74,13 +74,29 @@ final class BucketWindow {
         return max(1, (b + span + 1) * width - now)
     }
 
-    /// Records an admission at `at`; `wait(now:)` ran for this instant first, or (restoring) not.
-    func record(_ at: Int64) {
-        guard rule.limit > 0 else { return }
+    /// Records `count` admissions at `at`; `wait(now:)` ran for this instant first, or (restoring) not.
+    func record(_ at: Int64, count: Int = 1) {
+        guard rule.limit > 0, count > 0 else { return }
         let b = bucket(of: at)
         advance(to: b)
-        counts[slot(b)] += 1
-        sum += 1
+        let added = Int32(clamping: count)
+        counts[slot(b)] = counts[slot(b)] &+ added
+        sum += Int(added)
+    }
+
+    /// The counted admissions that may still lie in a window of `within` milliseconds at `now`,
+    /// ascending, as (instant, count): each bucket's count at its latest instant (never after
+    /// `now`), so a window seeded from them counts every admission at least as long as it really
+    /// counts, and never lets in more than its limit. Moves the counters to `now`.
+    func admissions(now: Int64, within: Int64) -> [(at: Int64, count: Int)] {
+        let b = bucket(of: now)
+        advance(to: b)
+        var found: [(at: Int64, count: Int)] = []
+        for j in (b - span)...b where counts[slot(j)] > 0 {
+            let latestInstant = min((j + 1) * width - 1, now)
+            if latestInstant > now - within { found.append((latestInstant, Int(counts[slot(j)]))) }
+        }
+        return found
     }
 
     /// True when nothing counted can still be in the window at `now`.

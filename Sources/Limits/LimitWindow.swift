@@ -38,6 +38,24 @@ enum LimitWindow {
         }
     }
 
+    /// What this window holds that may still lie in a window of `within` milliseconds at `now`,
+    /// ascending, as (instant, count): a ring's exact times; a bucketed window's counts at each
+    /// bucket's latest instant (later than, never earlier than, the admissions really were).
+    func admissions(now: Int64, within: Int64) -> [(at: Int64, count: Int)] {
+        switch self {
+        case .ring(let ring): return ring.times(now: now, within: within).map { ($0, 1) }
+        case .buckets(let buckets): return buckets.admissions(now: now, within: within)
+        }
+    }
+
+    /// Records `count` admissions at `at` (a ring keeps only its newest `limit`, all it needs).
+    func record(_ at: Int64, count: Int) {
+        switch self {
+        case .ring(let ring): for _ in 0..<min(max(0, count), ring.rule.limit) { ring.record(max(at, ring.newest ?? at)) }
+        case .buckets(let buckets): buckets.record(at, count: count)
+        }
+    }
+
     /// True when nothing recorded still counts at `now`.
     func isEmpty(now: Int64) -> Bool {
         switch self {

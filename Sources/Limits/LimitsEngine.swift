@@ -46,15 +46,27 @@ public final class LimitsEngine: Sendable {
         stripes[Int(UInt(bitPattern: key.hashValue) % UInt(stripes.count))]
     }
 
-    /// The key's windows for exactly these rules; a rule the key had not met starts empty (a
-    /// changed limit counts from the change), rules no longer given are dropped.
-    private func windows(_ table: inout [String: KeyState], key: String, rules: [LimitRule]) -> KeyState {
+    /// The key's windows for exactly these rules at `nowMillis`; rules no longer given are dropped.
+    ///
+    /// A rule the key had not met (a limit or window changed by a reload) starts from what the
+    /// key's previous windows hold, never empty: lowering a limit must not hand every device a
+    /// fresh allowance. It is seeded from the previous window of the shortest length that covers
+    /// its own (else the longest there was), taking the admissions that may still lie in its
+    /// window: a ring's exact times, a bucketed window's counts at each bucket's latest instant,
+    /// so the new window counts each admission at least as long as it really counts. A key
+    /// replayed from storage (`preload`) is seeded from those times instead.
+    private func windows(_ table: inout [String: KeyState], key: String, rules: [LimitRule], nowMillis: Int64) -> KeyState {
         if let state = table[key] {
             if state.windows.count == rules.count && zip(state.windows, rules).allSatisfy({ $0.rule == $1 }) { return state }
+            let previous = state.windows
             state.windows = rules.map { rule in
-                if let kept = state.windows.first(where: { $0.rule == rule }) { return kept }
+                if let kept = previous.first(where: { $0.rule == rule }) { return kept }
                 let window = LimitWindow(rule: rule, ringLimit: ringLimit, buckets: bucketsPerWindow)
-                for at in state.history { window.record(window.effectiveTime(at)) }
+                if !state.history.isEmpty {
+                    for at in state.history { window.record(window.effectiveTime(at)) }
+                } else if let source = Self.seedSource(for: rule, among: previous) {
+                    for (at, count) in source.admissions(now: nowMillis, within: rule.windowMillis) { window.record(at, count: count) }
+                }
                 return window
             }
             state.history = []
@@ -65,6 +77,14 @@ public final class LimitsEngine: Sendable {
         return state
     }
 
+    /// The previous window a new `rule` is seeded from: the shortest that is at least as long,
+    /// else the longest.
+    private static func seedSource(for rule: LimitRule, among previous: [LimitWindow]) -> LimitWindow? {
+        let covering = previous.filter { $0.rule.windowMillis >= rule.windowMillis }
+        if let shortest = covering.min(by: { $0.rule.windowMillis < $1.rule.windowMillis }) { return shortest }
+        return previous.max { $0.rule.windowMillis < $1.rule.windowMillis }
+    }
+
     /// Admits one request of `key` at `nowMillis` if every rule has room, recording it in all;
     /// otherwise records nothing and says how long until every rule would have room.
     /// No rules: always admitted, nothing kept. Invalid rules (`LimitRule.isValid` false) refuse
@@ -72,7 +92,7 @@ public final class LimitsEngine: Sendable {
     public func admit(key: String, rules: [LimitRule], nowMillis: Int64) -> LimitDecision {
         guard !rules.isEmpty else { return .admitted }
         if let bad = rules.first(where: { !$0.isValid }) { return .refused(retryAfterMillis: max(1, bad.windowMillis)) }
-        return stripe(key).withLock { table in Self.decide(windows(&table, key: key, rules: rules), nowMillis: nowMillis) }
+        return stripe(key).withLock { table in Self.decide(windows(&table, key: key, rules: rules, nowMillis: nowMillis), nowMillis: nowMillis) }
     }
 
     /// The decision over a key's windows (its stripe's lock held): every window must have room;
@@ -97,7 +117,7 @@ public final class LimitsEngine: Sendable {
         guard !rules.isEmpty else { return (.admitted, []) }
         if let bad = rules.first(where: { !$0.isValid }) { return (.refused(retryAfterMillis: max(1, bad.windowMillis)), []) }
         return stripe(key).withLock { table -> (decision: LimitDecision, usage: [LimitUsage]) in
-            let state = windows(&table, key: key, rules: rules)
+            let state = windows(&table, key: key, rules: rules, nowMillis: nowMillis)
             let decision = Self.decide(state, nowMillis: nowMillis)
             let usage = state.windows.map { window in
                 let (used, reset) = window.usage(now: nowMillis)
@@ -116,7 +136,7 @@ public final class LimitsEngine: Sendable {
         guard !valid.isEmpty else { return [] }
         return stripe(key).withLock { table -> [LimitUsage] in
             guard table[key] != nil else { return valid.map { LimitUsage(rule: $0, used: 0, resetMillis: 0) } }
-            let state = windows(&table, key: key, rules: valid)
+            let state = windows(&table, key: key, rules: valid, nowMillis: nowMillis)
             return state.windows.map { window in
                 let (used, reset) = window.usage(now: nowMillis)
                 return LimitUsage(rule: window.rule, used: used, resetMillis: reset)
@@ -130,7 +150,7 @@ public final class LimitsEngine: Sendable {
         let valid = rules.filter(\.isValid)
         guard !valid.isEmpty else { return }
         stripe(key).withLock { table in
-            let state = windows(&table, key: key, rules: valid)
+            let state = windows(&table, key: key, rules: valid, nowMillis: atMillis)
             for window in state.windows { window.record(window.effectiveTime(atMillis)) }
         }
     }

@@ -36,6 +36,12 @@ final class RingWindow {
         }
     }
 
+    /// The recorded times still in a window of `within` milliseconds at `now`, ascending: exact,
+    /// since a ring never admits more than it keeps.
+    func times(now: Int64, within: Int64) -> [Int64] {
+        (0..<times.count).map { times[(head + $0) % times.count] }.filter { $0 > now - within }
+    }
+
     /// True when nothing recorded still lies in the window at `now`.
     func isEmpty(now: Int64) -> Bool { (newest ?? Int64.min) <= now - rule.windowMillis }
 
@@ -51,6 +57,7 @@ final class RingWindow {
                 if oldest == nil { oldest = at }
             }
         }
-        return (used, oldest.map { max(0, $0 + rule.windowMillis - now) } ?? 0)
+        // An admission recorded later than `now` (a clock that stepped back) still leaves within T.
+        return (used, oldest.map { min(rule.windowMillis, max(0, $0 + rule.windowMillis - now)) } ?? 0)
     }
 }

@@ -61,4 +61,21 @@ final class KeywardErrorHeaderTests: XCTestCase {
         XCTAssertNil(relayed.header("keyward-error"))
         XCTAssertEqual(relayed.header("content-type"), "application/json")
     }
+
+    func testTheProvidersOwnKeywardRequestIdIsDroppedAndKeywardsIsTheOnlyOne() throws {
+        let upstream = try RawUpstream(
+            answer: "HTTP/1.1 200 OK\r\nX-Keyward-Request-Id: fake\r\nX-Request-Id: provider-7\r\nContent-Length: 2\r\n\r\n{}")
+        self.upstream = upstream
+        let port = upstream.port
+        env = try TestDeployment(extraProviders: { _ in TestDeployment.loopbackProvider("raw", port: port, allow: [("GET", "/x")]) })
+        let (_, token) = try env.session()
+        let relayed = try env.client.call("GET", "/p/raw/x", headers: [env.bearer(token)])
+        XCTAssertEqual(relayed.status, 200)
+        let ids = relayed.headers.filter { $0.0.lowercased() == "x-keyward-request-id" }.map(\.1)
+        XCTAssertEqual(ids.count, 1, "\(ids)")
+        XCTAssertNotEqual(ids.first, "fake")
+        XCTAssertEqual(ids.first?.count, 16, "Keyward's id: 16 hex digits")
+        // The provider's own request id is the provider's business and passes.
+        XCTAssertEqual(relayed.header("x-request-id"), "provider-7")
+    }
 }

@@ -43,6 +43,27 @@ final class ShardedServingTests: XCTestCase {
         XCTAssertEqual(env.lastReason(route: "proxy"), "stream_cut_server_stopping")
     }
 
+    func testACallStillWaitingForTheProviderWhenTheDrainEndsIs503NotTheProvidersFailure() throws {
+        let held = try HeldUpstream(answer: CreditReleaseTests.answer(200))
+        defer { held.release(); held.stop() }
+        let port = held.port
+        env = try TestDeployment(extraProviders: { _ in CreditReleaseTests.provider("held", port: port) }, shards: 2)
+        let (_, token) = try env.session()
+        let answer = ConcurrentResults<Int>()
+        let ended = DispatchSemaphore(value: 0)
+        Thread.detachNewThread { [env] in
+            answer.append((try? env!.client.call("GET", "/p/held/x", headers: [env!.bearer(token)]).status) ?? -1)
+            ended.signal()
+        }
+        XCTAssertTrue(held.waitForRequests(1), "the call never reached the provider")
+        env.deployment.server.drain(gracePeriodMilliseconds: 300)
+        XCTAssertEqual(ended.wait(timeout: .now() + 5), .success)
+        XCTAssertEqual(answer.values, [503])
+        _ = waitUntil(timeout: 2) { env.lastReason(route: "proxy") != nil }
+        XCTAssertEqual(env.lastReason(route: "proxy"), "cut_server_stopping")
+        XCTAssertEqual(env.deployment.service.metrics.value("keyward_upstream_errors_total", ["provider": "held", "reason": "upstream_cancelled"]), 0)
+    }
+
     func testDrainLetsAStreamOnAnyShardFinishAndThenStopsEveryShard() throws {
         env = try TestDeployment(eventCount: 3, eventGapMillis: 200, shards: 2)
         let (_, token) = try env.session()

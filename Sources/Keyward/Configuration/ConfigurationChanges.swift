@@ -15,6 +15,8 @@ extension KeywardConfiguration {
         check("listen.max_connections", \.maxConnections)
         check("listen.max_header_bytes", \.maxHeaderBytes)
         check("store.url", \.storeURL)
+        check("store.pool_size", \.storePoolSize)
+        check("store.operation_timeout_ms", \.storeOperationTimeoutMillis)
         check("store.start_attempts", \.storeStartAttempts)
         check("store.start_retry_seconds", \.storeStartRetrySeconds)
         check("sessions.ttl_seconds", \.sessionTTLSeconds)
@@ -22,11 +24,18 @@ extension KeywardConfiguration {
         check("challenges.ttl_seconds", \.challengeTTLSeconds)
         check("handshake.per_ip_per_minute", \.handshakePerIPPerMinute)
         check("handshake.burst", \.handshakePerIPBurst)
+        check("handshake.require_app_key", \.requireAppKey)
+        check("handshake.per_app_key_per_minute", \.handshakePerAppKeyPerMinute)
+        check("handshake.app_key_burst", \.handshakePerAppKeyBurst)
         check("shutdown.readiness_grace_seconds", \.readinessGraceSeconds)
         check("shutdown.drain_seconds", \.drainSeconds)
         check("apple", \.apple)
         check("android", \.android)
         check("gate.mode", \.gateMode)
+        check("budgets.install_daily_credits", \.spend?.installDailyCredits)
+        check("budgets.app_daily_credits", \.spend?.appDailyCredits)
+        check("budgets.warn_at_percent", \.spend?.warnAtPercent)
+        check("tiers", \.spend?.tiers)
         return changed
     }
 }

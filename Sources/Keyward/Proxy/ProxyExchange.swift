@@ -202,8 +202,8 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
             }
             // Nothing was sent yet: the client gets one API error.
             if !clientGone, ProxyOutcome.isUnbilled(error, afterHead: afterHead) { releaseOnce() }
-            let apiError = ProxyOutcome.apiError(error, clientGone: clientGone, headWasHeld: headWasHeld)
-            if !clientCancelled && apiError.code != .badRequest {
+            let apiError = ProxyOutcome.apiError(error, clientGone: clientGone, headWasHeld: headWasHeld, cutByStop: lifecycle.isCutting)
+            if !clientCancelled && apiError.code != .badRequest && apiError.code != .unavailable {
                 record.note(.upstreamError(provider: responseHead.providerName, reason: apiError.reason))
             }
             finisher.respondError(writer, record, apiError)

@@ -8,10 +8,13 @@ enum ProxyOutcome {
     /// - Parameters:
     ///   - clientGone: the client left first, so a cancellation was its doing.
     ///   - headWasHeld: the upstream's head had arrived (held for a small body) but no body did.
-    static func apiError(_ error: UpstreamError?, clientGone: Bool, headWasHeld: Bool) -> APIError {
+    ///   - cutByStop: a graceful stop's drain is over and cancelled the transfer: the provider did
+    ///     not fail, this instance is going away, so 503 with `Retry-After` (retry elsewhere).
+    static func apiError(_ error: UpstreamError?, clientGone: Bool, headWasHeld: Bool, cutByStop: Bool = false) -> APIError {
         switch error {
         case .timeout?: APIError(.upstreamTimeout, reason: "upstream_timeout")
         case .cancelled? where clientGone: APIError(.upstreamError, reason: "client_gone")
+        case .cancelled? where cutByStop: APIError.unavailable(reason: "cut_server_stopping")
         // libcurl refused what the client sent (a header it cannot frame): the client's fault.
         case .invalidRequest?: APIError(.badRequest, reason: "request_unforwardable")
         case let other?: APIError(.upstreamError, reason: other.reason)

@@ -43,9 +43,11 @@ public enum HeaderRules {
 
     /// Upstream response fields never passed to the client: cookies (the provider's session is not the
     /// device's), hop-by-hop fields, `Alt-Svc` (it advertises the provider's endpoints as if they
-    /// served Keyward's origin), and `Keyward-Error`, which marks Keyward's own refusals only (a
-    /// client that saw it on a relayed 401 would renew its session instead of reporting the provider's).
-    public static let responseDropped: [String] = hopByHop + ["set-cookie", "set-cookie2", "alt-svc", "keyward-error"]
+    /// served Keyward's origin), `Keyward-Error`, which marks Keyward's own refusals only (a
+    /// client that saw it on a relayed 401 would renew its session instead of reporting the
+    /// provider's), and `X-Keyward-Request-Id`, which Keyward sets (a provider's would be quoted
+    /// to the operator as the id of a log line that does not exist).
+    public static let responseDropped: [String] = hopByHop + ["set-cookie", "set-cookie2", "alt-svc", "keyward-error", "x-keyward-request-id"]
 
     /// Response prefixes never passed: CORS is Keyward's decision, not the provider's.
     public static let responseDroppedPrefixes: [String] = ["access-control-"]
