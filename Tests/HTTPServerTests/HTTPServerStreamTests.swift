@@ -308,19 +308,25 @@ final class HTTPServerStreamTests: XCTestCase {
         }
     }
 
-    /// An abort that comes while bytes are still queued sends them all, then closes: the client of
-    /// a declared length sees exactly the bytes written, fewer than the length, then the close.
-    func testAbortAfterQueuedBytesDeliversThemAllThenClosesWithDeclaredLength() throws {
-        let body = Self.patternBody(50_000)
-        let server = try startServer { _, _, writer in
-            let stream = writer.startStream(status: 200, headers: [("Content-Length", "100000")])
+    /// A server whose every answer is a stream of `body`, written in pieces from another thread
+    /// as fast as the stream takes them, then aborted.
+    private func serverThatAborts(after body: [UInt8], inPiecesOf piece: Int, headers: [(String, String)]) throws -> HTTPServer {
+        try startServer { _, _, writer in
+            let stream = writer.startStream(status: 200, headers: headers)
             onAnotherThread {
-                for start in stride(from: 0, to: body.count, by: 5_000) {
-                    stream.write(Array(body[start..<min(start + 5_000, body.count)]))
+                for start in stride(from: 0, to: body.count, by: piece) {
+                    stream.write(Array(body[start..<min(start + piece, body.count)]))
                 }
                 stream.abort()
             }
         }
+    }
+
+    /// An abort that comes while bytes are still queued sends them all, then closes: the client of
+    /// a declared length sees exactly the bytes written, fewer than the length, then the close.
+    func testAbortAfterQueuedBytesDeliversThemAllThenClosesWithDeclaredLength() throws {
+        let body = Self.patternBody(50_000)
+        let server = try serverThatAborts(after: body, inPiecesOf: 5_000, headers: [("Content-Length", "100000")])
         for round in 0..<20 {
             let client = try RawClient(port: server.port, receiveTimeout: 5)
             try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -337,21 +343,13 @@ final class HTTPServerStreamTests: XCTestCase {
     /// connection closes without the last chunk (RFC 9112 §7.1), so the client sees the truncation.
     func testAbortAfterQueuedBytesDeliversThemAllThenClosesWithoutTheLastChunk() throws {
         let body = Self.patternBody(50_000)
-        let server = try startServer { _, _, writer in
-            let stream = writer.startStream(status: 200, headers: [("Content-Type", "text/event-stream")])
-            onAnotherThread {
-                for start in stride(from: 0, to: body.count, by: 1_008) {
-                    stream.write(Array(body[start..<min(start + 1_008, body.count)]))
-                }
-                stream.abort()
-            }
-        }
+        let server = try serverThatAborts(after: body, inPiecesOf: 1_008, headers: [("Content-Type", "text/event-stream")])
         for round in 0..<20 {
             let client = try RawClient(port: server.port, receiveTimeout: 5)
             try client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
             let head = try client.readHead()
             XCTAssertEqual(head.header("Transfer-Encoding")?.lowercased(), "chunked")
-            let (data, ended) = try Self.decodeChunks(client.readToEnd())
+            let (data, ended) = try decodeChunkedPrefix(client.readToEnd())
             XCTAssertEqual(data.count, body.count, "round \(round): every byte written before the abort must arrive")
             XCTAssertTrue(data == body, "round \(round): the bytes must arrive unchanged and in order")
             XCTAssertFalse(ended, "round \(round): an aborted stream must not send the last chunk")
@@ -397,25 +395,5 @@ final class HTTPServerStreamTests: XCTestCase {
     /// 16 KiB block repeats the one before it).
     private static func patternBody(_ count: Int) -> [UInt8] {
         (0..<count).map { UInt8($0 % 251) }
-    }
-
-    /// Decodes chunked framing up to where `raw` stops. - Returns: the data and whether the
-    /// last chunk (size 0) came. - Throws: on a size line that is not hexadecimal.
-    private static func decodeChunks(_ raw: [UInt8]) throws -> (data: [UInt8], ended: Bool) {
-        var data: [UInt8] = []
-        var index = 0
-        while let lineEnd = raw[index...].firstIndex(of: 0x0A) {
-            let sizeText = String(decoding: raw[index..<lineEnd], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            guard let size = Int(sizeText.split(separator: ";").first ?? "", radix: 16) else {
-                throw RawClient.ClientError.malformed(sizeText)
-            }
-            if size == 0 { return (data, true) }
-            let start = lineEnd + 1
-            let end = min(start + size, raw.count)
-            data += raw[start..<end]
-            guard end + 2 <= raw.count else { return (data, false) }
-            index = end + 2
-        }
-        return (data, false)
     }
 }

@@ -56,7 +56,7 @@ final class ProxyStreamCutTests: XCTestCase {
             let head = try connection.readResponse()
             XCTAssertEqual(head.status, 200, "round \(round)")
             XCTAssertEqual(head.header("transfer-encoding")?.lowercased(), "chunked", "round \(round)")
-            let (data, ended) = try Self.decodeChunks(connection.readToEnd())
+            let (data, ended) = try decodeChunkedPrefix(connection.readToEnd())
             XCTAssertEqual(String(decoding: data, as: UTF8.self), event, "round \(round): the event must reach the client whole")
             XCTAssertFalse(ended, "round \(round): a cut stream must not end with the last chunk")
             let line = try cutLine(env, count: round)
@@ -69,25 +69,5 @@ final class ProxyStreamCutTests: XCTestCase {
         let lines = { env.logLines.filter { $0.contains("\"provider\":\"up\"") && $0.contains("\"route\":\"proxy\"") } }
         XCTAssertTrue(waitUntil { lines().count >= count }, "call \(count) was never logged")
         return try XCTUnwrap(lines().last)
-    }
-
-    /// Decodes chunked framing up to where `raw` stops. - Returns: the data and whether the last
-    /// chunk (size 0) came. - Throws: on a size line that is not hexadecimal.
-    private static func decodeChunks(_ raw: [UInt8]) throws -> (data: [UInt8], ended: Bool) {
-        var data: [UInt8] = []
-        var index = 0
-        while let lineEnd = raw[index...].firstIndex(of: 0x0A) {
-            let sizeText = String(decoding: raw[index..<lineEnd], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            guard let size = Int(sizeText.split(separator: ";").first ?? "", radix: 16) else {
-                throw RawConnection.Failure.malformed(sizeText)
-            }
-            if size == 0 { return (data, true) }
-            let start = lineEnd + 1
-            let end = min(start + size, raw.count)
-            data += raw[start..<end]
-            guard end + 2 <= raw.count else { return (data, false) }
-            index = end + 2
-        }
-        return (data, false)
     }
 }
