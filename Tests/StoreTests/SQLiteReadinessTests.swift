@@ -88,4 +88,22 @@ final class SQLiteReadinessTests: XCTestCase {
         _ = try SQLiteStore(path: harness.path)
         XCTAssertThrowsError(try store.ping()) { XCTAssertEqual(($0 as? StoreError)?.reason, "sqlite_file_gone") }
     }
+
+    func testNothingIsWrittenToADatabaseFileDeletedUnderTheStore() throws {
+        let harness = try SQLiteHarness()
+        let store = try AsyncStore(store: SQLiteStore(path: harness.path), nowMillis: AdmissionsConformance.start)
+        defer { store.shutdown() }
+        let sqlite = try XCTUnwrap(store.store as? SQLiteStore)
+        XCTAssertTrue(try sqlite.putChallenge(hash: StoreConformance.hash(1), expiresAt: 2_000_000_000))
+        XCTAssertEqual(try admitAndWait(store, key: "k", limits: [.perMinute(10)], nowMillis: AdmissionsConformance.start), .allowed)
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: harness.path + suffix) }
+        // Every later operation fails (503 upstream of here) instead of landing in the unlinked file.
+        XCTAssertThrowsError(try sqlite.putChallenge(hash: StoreConformance.hash(2), expiresAt: 2_000_000_000)) {
+            XCTAssertEqual(($0 as? StoreError)?.reason, "sqlite_file_gone")
+        }
+        XCTAssertThrowsError(try admitAndWait(store, key: "k", limits: [.perMinute(10)], nowMillis: AdmissionsConformance.start + 1)) {
+            XCTAssertEqual(($0 as? StoreError)?.reason, "sqlite_file_gone")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: harness.path), "no new, empty database was created in its place")
+    }
 }

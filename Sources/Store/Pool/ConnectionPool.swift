@@ -17,6 +17,7 @@ final class ConnectionPool<Connection: AnyObject>: @unchecked Sendable {
     private let waitSeconds: Double
     private let connect: () throws(StoreError) -> Connection
     private let isReusable: (Connection, StoreError) -> Bool
+    private let precheck: () throws(StoreError) -> Void
 
     /// - Parameters:
     ///   - capacity: most connections open at once (≥ 1).
@@ -24,19 +25,25 @@ final class ConnectionPool<Connection: AnyObject>: @unchecked Sendable {
     ///   - connect: opens one connection (called without the pool's lock held).
     ///   - isReusable: after a closure failed with the error, whether the connection may go back
     ///     to the pool (else it is closed and the next caller gets a fresh one).
+    ///   - precheck: runs before every use; what it throws fails the use (SQLite: the database
+    ///     file must still be the one opened, or every write would go to a deleted file).
     init(
         capacity: Int, waitSeconds: Double,
         connect: @escaping () throws(StoreError) -> Connection,
-        isReusable: @escaping (Connection, StoreError) -> Bool = { _, _ in true }
+        isReusable: @escaping (Connection, StoreError) -> Bool = { _, _ in true },
+        precheck: @escaping () throws(StoreError) -> Void = {}
     ) {
         self.capacity = max(1, capacity)
         self.waitSeconds = waitSeconds
         self.connect = connect
         self.isReusable = isReusable
+        self.precheck = precheck
     }
 
     /// Runs `body` with a connection of its own. The connection must not escape the closure.
+    /// - Throws: what `precheck` throws, `pool_timeout`, or what `body` throws.
     func withConnection<R>(_ body: (Connection) throws(StoreError) -> R) throws(StoreError) -> R {
+        try precheck()
         let connection = try checkout()
         let result: R
         do {

@@ -45,9 +45,15 @@ final class AdmissionJournal: @unchecked Sendable {
     /// True while the writer waits for admissions (for tests: nothing it picks up by itself).
     let writerIsIdle = Atomic<Bool>(false)
 
-    init(path: String, busyTimeoutMillis: Int32) {
+    /// Run before each transaction; what it throws fails the batch (the database file must still
+    /// be the one the store opened: an admission committed to a deleted file is forgotten at the
+    /// next start).
+    private let precheck: () throws(StoreError) -> Void
+
+    init(path: String, busyTimeoutMillis: Int32, precheck: @escaping () throws(StoreError) -> Void = {}) {
         self.path = path
         self.busyTimeoutMillis = busyTimeoutMillis
+        self.precheck = precheck
         let thread = Thread { [self] in
             Thread.current.name = "kw-admissions"   // set on the thread itself, so the OS sees it (top -H)
             run()
@@ -151,6 +157,7 @@ final class AdmissionJournal: @unchecked Sendable {
 
     private func commit(_ batch: [Entry]) -> StoreError? {
         do throws(StoreError) {
+            try precheck()
             let connection: SQLiteConnection
             if let open = self.connection {
                 connection = open

@@ -42,7 +42,9 @@ final class SQLiteAdmissions: RateAdmissions, @unchecked Sendable {
             Glibc.close(descriptor)
             throw error
         }
-        journal = AdmissionJournal(path: store.path, busyTimeoutMillis: store.busyTimeoutMillis)
+        let (health, path) = (store.writeHealth, store.path)
+        journal = AdmissionJournal(path: store.path, busyTimeoutMillis: store.busyTimeoutMillis,
+                                   precheck: { () throws(StoreError) in try health.checkFile(path: path) })
     }
 
     deinit { close() }

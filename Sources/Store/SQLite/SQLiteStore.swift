@@ -53,7 +53,10 @@ public final class SQLiteStore: Store {
             isReusable: { _, error in
                 health.note(error)
                 return SQLiteConnection.survives(error)
-            })
+            },
+            // A file deleted or replaced under the process: whatever it wrote from then on would be
+            // lost at the next start (spent credits, challenges, counters), so nothing is done on it.
+            precheck: { () throws(StoreError) in try health.checkFile(path: path) })
         writeHealth = health
         try migrate()
         // The first connection created the file: its identity is known only now.
