@@ -1,6 +1,20 @@
 # Shared set-up of the proxy benchmarks (sourced by proxy.sh, compare.sh and instructions.sh):
 # a free loopback port, the local origin, and the bench providers and keyward.toml they all use.
 
+# bench_work_dir: a fresh scratch directory in $work, and on exit every process in $pids killed,
+# every nginx started in a folder of $work (its nginx.pid) stopped, and the directory removed.
+bench_work_dir() {
+  work="$(mktemp -d)"
+  pids=()
+  trap bench_cleanup EXIT
+}
+bench_cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pidfile in "$work"/*/nginx.pid; do [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null || true; done
+  sleep 0.3
+  rm -rf "$work"
+}
+
 # A TCP port free on 127.0.0.1 now.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 

@@ -20,15 +20,7 @@ threads=2
 for binary in "${binaries[@]}"; do [ -x "$binary" ] || { echo "not an executable: $binary" >&2; exit 2; }; done
 command -v nginx >/dev/null && command -v wrk >/dev/null || { echo "needs nginx and wrk (bench/proxy.sh installs them)" >&2; exit 2; }
 
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  stop_origin "$work/upstream"
-  sleep 0.3
-  rm -rf "$work"
-}
-trap cleanup EXIT
+bench_work_dir
 
 upstream_port=$(free_port)
 start_origin "$work/upstream" "$upstream_port"

@@ -20,15 +20,7 @@ else
 fi
 command -v valgrind >/dev/null && command -v nginx >/dev/null || { echo "needs valgrind and nginx" >&2; exit 2; }
 
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  stop_origin "$work/upstream"
-  sleep 0.3
-  rm -rf "$work"
-}
-trap cleanup EXIT
+bench_work_dir
 # Valgrind 3.19 gives up on the DWARF 5 that Swift 6 writes: count a copy without debug sections
 # (the instructions are the same).
 objcopy --strip-debug "$keyward" "$work/keyward"

@@ -34,16 +34,7 @@ else
   keyward="$(swift build -c release --show-bin-path)/keyward"
 fi
 
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  stop_origin "$work/upstream"
-  [ -f "$work/proxy/nginx.pid" ] && kill "$(cat "$work/proxy/nginx.pid")" 2>/dev/null || true
-  sleep 0.3
-  rm -rf "$work"
-}
-trap cleanup EXIT
+bench_work_dir
 
 upstream_port=$(free_port); proxy_port=$(free_port); keyward_port=$(free_port); admin_port=$(free_port)
 bench_key="bench-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"

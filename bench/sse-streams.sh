@@ -29,16 +29,8 @@ if [ -z "${KEYWARD_BIN:-}" ]; then
   KEYWARD_BIN="$(swift build -c release --show-bin-path)/keyward"
 fi
 
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  [ -f "$work/nginx/nginx.pid" ] && kill "$(cat "$work/nginx/nginx.pid")" 2>/dev/null || true
-  sleep 0.3
-  rm -rf "$work"
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+source bench/common.sh
+bench_work_dir
 upstream_port=$(free_port); keyward_port=$(free_port); admin_port=$(free_port); nginx_port=$(free_port)
 
 python3 bench/sse_streams.py upstream "$upstream_port" "$events" "$interval" &
