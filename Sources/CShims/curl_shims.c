@@ -1,7 +1,6 @@
-#define _GNU_SOURCE  // pthread_setname_np
+#define _GNU_SOURCE  // dup3
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -67,13 +66,6 @@ int kw_curl_msg_done(const CURLMsg *message, CURL **handle, CURLcode *result) {
     if (message->msg != CURLMSG_DONE) return 0;
     *result = message->data.result;
     return 1;
-}
-
-void kw_set_current_thread_name(const char *name) {
-    char truncated[16];
-    strncpy(truncated, name, sizeof truncated - 1);
-    truncated[sizeof truncated - 1] = '\0';
-    pthread_setname_np(pthread_self(), truncated);
 }
 
 int kw_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }

@@ -42,7 +42,7 @@ enum ServeCommand {
             let asyncStore = try ServiceAssembly.asyncStore(store, configuration, nowMillis: time.nowMillis())
             // Proxied requests go through the shards' own clients (one per core, see Shard);
             // this one only carries the Android handshake's calls to Google.
-            let upstream = UpstreamClient()
+            let upstream = UpstreamClient(threadName: "kw-google")
             let android = try AndroidAssembly.handshake(configuration, secrets: secrets, upstream: upstream)
             var settings = ServiceAssembly.settings(from: configuration)
             settings.appKeys = try ServiceAssembly.appKeys(configuration, secrets: secrets)

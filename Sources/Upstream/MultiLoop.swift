@@ -99,7 +99,7 @@ final class MultiLoop: @unchecked Sendable {
             return 0
         }
         let thread = Thread { [self] in
-            kw_set_current_thread_name(threadName)
+            nameCurrentThread(threadName)
             run()
         }
         thread.start()

@@ -45,9 +45,6 @@ int kw_curl_pause_cont(void);
 /// its result. Returns 1 for a CURLMSG_DONE message, 0 for any other message.
 int kw_curl_msg_done(const CURLMsg *message, CURL **handle, CURLcode *result);
 
-/// Names the calling thread (pthread_setname_np, a GNU extension Swift's Glibc module does not
-/// expose) — for the Upstream multi thread. Linux keeps the first 15 bytes.
-void kw_set_current_thread_name(const char *name);
 
 // The Upstream loop's readiness set: epoll over libcurl's sockets plus an eventfd for wakeups.
 // Wrapped here because `struct epoll_event` is packed on x86_64 and eventfd lives outside Swift's Glibc.

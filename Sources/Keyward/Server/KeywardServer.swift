@@ -53,8 +53,8 @@ public final class KeywardServer: Sendable {
         // connections. (Keyward sets no per-IP limit, which a shard would count alone.)
         var shardListener = publicListener
         shardListener.connectionLimit = max(1, (publicListener.connectionLimit + count - 1) / count)
-        self.shards = (0..<count).map { _ in
-            Shard(service: service, listener: shardListener, upstreamConfiguration: shardUpstream)
+        self.shards = (0..<count).map { index in
+            Shard(index: index, service: service, listener: shardListener, upstreamConfiguration: shardUpstream)
         }
         purgeTimer = RepeatingTimer(label: "keyward.purge", seconds: 60) { service.purgeExpired() }
         if let adminListener {

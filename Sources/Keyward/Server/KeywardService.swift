@@ -85,7 +85,7 @@ public final class KeywardService: Sendable {
         let gate = ProofGate(mode: settings.gateMode, logger: logger, metrics: metrics)
         // DeviceCheck calls wait on Apple: they run here, never on a shard's loop.
         let deviceCheckWork = deviceCheck.map { _ in
-            BlockingExecutor(name: "kw-devicecheck", threads: HandshakeRoutes.androidThreads, queueLimit: HandshakeRoutes.androidQueueLimit)
+            BlockingExecutor(name: "kw-devcheck", threads: HandshakeRoutes.androidThreads, queueLimit: HandshakeRoutes.androidQueueLimit)
         }
         var deviceCheckMarker: DeviceCheckMarker?
         if let deviceCheck, let deviceCheckWork {

@@ -16,11 +16,12 @@ import Upstream
 /// | thread | made by | count | runs |
 /// |---|---|---|---|
 /// | main | the process | 1 | start-up, then blocks reading the signal pipe (`KeywardServer.runUntilTerminated`): SIGHUP reloads providers, SIGTERM/SIGINT drain |
-/// | `kw-upstream` (shard) | ``Shard`` | one per core, at most 16 | the public listener and proxied transfers, as above; in-memory rate decisions (no I/O) |
-/// | `kw-upstream` (Google) | `serve` | 1 | the Android handshake's calls to Google (OAuth token, `decodeIntegrityToken`) |
+/// | `kw-shard-N` | ``Shard`` | one per core, at most 16 | the public listener and proxied transfers, as above; in-memory rate decisions (no I/O) |
+/// | `kw-google` | `serve` | 1 | the Android handshake's calls to Google (OAuth token, `decodeIntegrityToken`) |
 /// | `kw-android-N` | ``BlockingExecutor`` | 0–8, on demand | standard-mode Android handshakes, which wait on Google; up to 256 more queue, then 503 |
+/// | `kw-devcheck-N` | ``BlockingExecutor`` | 0–8, on demand, only with `[apple.devicecheck]` | iOS attestations (they ask Apple's DeviceCheck) and the bit-0 updates after an exhausted allowance |
 /// | `kw-store-N` | `AsyncStore` | `[store] pool_size` (4) | every store call a request needs (device reads, challenges, iOS handshakes, assertions, readiness); up to 1,024 more queue, then 503 |
-/// | `kw-store-deadlines` | `AsyncStore` | 1 | answers store operations not done within `[store] operation_timeout_ms` with 503 |
+/// | `kw-store-watch` | `AsyncStore` | 1 | answers store operations not done within `[store] operation_timeout_ms` with 503 |
 /// | `kw-admissions`, `kw-checkpoint` | `AsyncStore` (SQLite) | 1 each | group commit of rate admissions (a request goes upstream once its admission committed); passive WAL checkpoints |
 /// | libcurl resolver | libcurl (its threaded resolver, as Debian builds it) | one per DNS lookup, short-lived | `getaddrinfo` for an upstream host not in libcurl's DNS cache, so a slow DNS never blocks a loop |
 /// | libmicrohttpd workers | the admin `HTTPServer` | one per core | `/metrics`, `/healthz`, `/readyz` on the admin listener |
@@ -38,8 +39,9 @@ final class Shard: Sendable {
 
     /// A shard serving `service` on `listener` (its share of the connection limit already taken),
     /// forwarding through a client configured as `upstreamConfiguration`. Nothing is bound yet.
-    init(service: KeywardService, listener: HTTPServerConfiguration, upstreamConfiguration: UpstreamClient.Configuration) {
-        let client = UpstreamClient(configuration: upstreamConfiguration)
+    /// - Parameter index: the shard's number from 0, in its thread's name (`kw-shard-N`).
+    init(index: Int, service: KeywardService, listener: HTTPServerConfiguration, upstreamConfiguration: UpstreamClient.Configuration) {
+        let client = UpstreamClient(configuration: upstreamConfiguration, threadName: "kw-shard-\(index)")
         upstream = client
         server = HTTPServer(
             configuration: listener,

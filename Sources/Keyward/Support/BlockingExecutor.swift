@@ -1,5 +1,6 @@
 import CShims
 import Foundation
+import KeywardSupport
 import Synchronization
 
 /// At most `threads` threads for work that blocks (the Google calls of a standard-mode Android
@@ -39,7 +40,7 @@ final class BlockingExecutor: Sendable {
         }
         if let spawnIndex {
             let thread = Thread { [self] in
-                kw_set_current_thread_name("\(name)-\(spawnIndex)")
+                nameCurrentThread("\(name)-\(spawnIndex)")
                 drain()
             }
             thread.start()

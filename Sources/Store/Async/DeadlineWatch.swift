@@ -1,4 +1,5 @@
 import Foundation
+import KeywardSupport
 import Synchronization
 
 /// Exactly-once settlement of one store operation: either its result or its deadline answers,
@@ -57,10 +58,9 @@ final class DeadlineWatch: @unchecked Sendable {
         self.timeoutMillis = max(1, timeoutMillis)
         granularityNanos = UInt64(max(1, granularityMillis)) * 1_000_000
         let thread = Thread { [self] in
-            Thread.current.name = "kw-store-deadlines"   // set on the thread itself, so the OS sees it (top -H)
+            nameCurrentThread("kw-store-watch")
             run()
         }
-        thread.name = "kw-store-deadlines"
         thread.start()
     }
 

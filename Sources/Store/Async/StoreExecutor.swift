@@ -1,4 +1,5 @@
 import Foundation
+import KeywardSupport
 import Synchronization
 
 /// Runs the store operations requests need on a small pool of threads of its own, so that no
@@ -32,10 +33,9 @@ final class StoreExecutor: @unchecked Sendable {
         self.watch = watch
         for index in 0..<self.poolSize {
             let thread = Thread { [self] in
-                Thread.current.name = "kw-store-\(index)"   // set on the thread itself, so the OS sees it (top -H)
+                nameCurrentThread("kw-store-\(index)")
                 work()
             }
-            thread.name = "kw-store-\(index)"
             thread.start()
         }
     }

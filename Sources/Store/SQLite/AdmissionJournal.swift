@@ -1,4 +1,5 @@
 import Foundation
+import KeywardSupport
 import Synchronization
 
 /// Makes admissions durable with group commit: one writer thread with its own connection takes
@@ -55,16 +56,14 @@ final class AdmissionJournal: @unchecked Sendable {
         self.busyTimeoutMillis = busyTimeoutMillis
         self.precheck = precheck
         let thread = Thread { [self] in
-            Thread.current.name = "kw-admissions"   // set on the thread itself, so the OS sees it (top -H)
+            nameCurrentThread("kw-admissions")
             run()
         }
-        thread.name = "kw-admissions"
         thread.start()
         let checkpointer = Thread { [self] in
-            Thread.current.name = "kw-checkpoint"   // set on the thread itself, so the OS sees it (top -H)
+            nameCurrentThread("kw-checkpoint")
             checkpoint()
         }
-        checkpointer.name = "kw-checkpoint"
         checkpointer.start()
     }
 
