@@ -113,6 +113,31 @@ final class ProxyEndToEndTests: XCTestCase {
         XCTAssertEqual(env.provider.received.last?.target, "/v1/files/a/b")
     }
 
+    /// A path ending in `/` is its own path: allowed only by a rule ending in `/`, and sent upstream
+    /// with the `/` (and the query) as the client sent them.
+    func testAPathEndingInSlashReachesTheProviderOnlyThroughARuleEndingInSlash() throws {
+        env = try TestDeployment(extraProviders: { port in
+            TestDeployment.loopbackProvider("rest", port: port, allow: [("GET", "/api/items/"), ("GET", "/api/items/*/"), ("GET", "/api/users/*")])
+        })
+        let (_, token) = try env.session()
+        let collection = try env.client.call("GET", "/p/rest/api/items/?page=2", headers: [env.bearer(token)])
+        XCTAssertEqual(collection.status, 200)
+        XCTAssertEqual(env.provider.received.last?.target, "/api/items/?page=2")
+        XCTAssertEqual(try env.client.call("GET", "/p/rest/api/items/7/", headers: [env.bearer(token)]).status, 200)
+        XCTAssertEqual(env.provider.received.last?.target, "/api/items/7/")
+        let sent = env.provider.received.count
+        // Without the `/`, and a `*` rule against a path with one: not allowlisted, nothing sent.
+        for path in ["/p/rest/api/items", "/p/rest/api/users/7/", "/p/rest/api/items/7"] {
+            let response = try env.client.call("GET", path, headers: [env.bearer(token)])
+            XCTAssertEqual(response.status, 403, path)
+            XCTAssertEqual(errorCode(response.body), "forbidden", path)
+        }
+        // `//` stays a path trick, at the end too.
+        let doubled = try env.client.call("GET", "/p/rest/api/items//", headers: [env.bearer(token)])
+        XCTAssertEqual(doubled.status, 400)
+        XCTAssertEqual(env.provider.received.count, sent)
+    }
+
     func testMissingBadOrForeignSessionsAreRefused() throws {
         env = try TestDeployment()
         let (_, token) = try env.session()

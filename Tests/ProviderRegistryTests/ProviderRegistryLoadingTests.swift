@@ -131,7 +131,7 @@ final class ProviderRegistryLoadingTests: XCTestCase {
             "p.toml:7: demo.allow[1].method: must be an uppercase HTTP method such as GET or POST",
             "p.toml:8: demo.allow[2].method: TRACE is never proxied",
             "p.toml:9: demo.allow[3].path: must start with /",
-            "p.toml:10: demo.allow[4].path: must not contain empty segments (// or a trailing /)",
+            "p.toml:10: demo.allow[4].path: must not contain empty segments (//)",
             "p.toml:11: demo.allow[5].path: must not contain . or .. segments",
             "p.toml:12: demo.allow[6].path: is written decoded: % can never match (encoded % is refused)",
         ])

@@ -25,8 +25,9 @@ final class ProxyPathTests: XCTestCase {
 
     func testOtherNonCanonicalPathsAreRefused() {
         XCTAssertEqual(reason("/v1/../files"), "dot_segment")
-        XCTAssertEqual(reason("/v1/chat/completions/"), "empty_segment")
-        XCTAssertEqual(reason("/"), "empty_segment")
+        XCTAssertEqual(reason("/v1/chat/completions//"), "empty_segment")
+        XCTAssertEqual(reason("//"), "empty_segment")
+        XCTAssertEqual(reason("//v1"), "empty_segment")
         XCTAssertEqual(reason(""), "missing_leading_slash")
         XCTAssertEqual(reason("v1/chat"), "missing_leading_slash")
         XCTAssertEqual(reason("/v1/a%5Cb"), "encoded_backslash")
@@ -68,6 +69,11 @@ final class ProxyPathTests: XCTestCase {
         XCTAssertEqual(try ProxyPath.canonicalSegments(rawPath: "/v1/caf%C3%A9/a%20b"), ["v1", "café", "a b"])
         XCTAssertEqual(try ProxyPath.canonicalSegments(rawPath: "/models/gemini-2.5-flash:generateContent"), ["models", "gemini-2.5-flash:generateContent"])
         XCTAssertEqual(try ProxyPath.canonicalSegments(rawPath: "/a/.../b"), ["a", "...", "b"])
+        // One `/` ending the path is kept, as a last empty segment, and goes upstream as sent.
+        XCTAssertEqual(try ProxyPath.canonicalSegments(rawPath: "/v1/items/"), ["v1", "items", ""])
+        XCTAssertEqual(try ProxyPath.canonicalSegments(rawPath: "/"), [""])
+        XCTAssertEqual(ProxyPath.encode(["v1", "items", ""]), "/v1/items/")
+        XCTAssertEqual(ProxyPath.encode([""]), "/")
         XCTAssertEqual(ProxyPath.encode(["v1", "café", "a b", "x:y@z", "q%"]), "/v1/caf%C3%A9/a%20b/x:y@z/q%25")
         // Decoded once: an unreserved letter sent encoded arrives upstream plain.
         XCTAssertEqual(ProxyPath.encode(try ProxyPath.canonicalSegments(rawPath: "/v1/%63hat")), "/v1/chat")
@@ -110,6 +116,27 @@ final class PathPatternTests: XCTestCase {
         XCTAssertTrue(try matches("/*", "/anything/at/all"))
         XCTAssertTrue(try matches("/*/*", "/a/b"))
         XCTAssertFalse(try matches("/*/*", "/a"))
+    }
+
+    func testAPathEndingInSlashMatchesOnlyAPatternEndingInSlash() throws {
+        XCTAssertTrue(try matches("/api/items/", "/api/items/"))
+        XCTAssertFalse(try matches("/api/items/", "/api/items"))
+        XCTAssertFalse(try matches("/api/items", "/api/items/"))
+        // `*` never stands for the ending `/`: a pattern says whether it allows one.
+        XCTAssertFalse(try matches("/api/*", "/api/items/"))
+        XCTAssertFalse(try matches("/api/*", "/api/"))
+        XCTAssertTrue(try matches("/api/*/", "/api/items/"))
+        XCTAssertTrue(try matches("/api/*/", "/api/items/7/"))
+        XCTAssertFalse(try matches("/api/*/", "/api/"))
+        XCTAssertFalse(try matches("/api/*/", "/api/items"))
+        XCTAssertTrue(try matches("/", "/"))
+        XCTAssertFalse(try matches("/*", "/"))
+        XCTAssertThrowsError(try PathPattern.parse("/api//"))
+        XCTAssertThrowsError(try PathPattern.parse("/api//items"))
+        XCTAssertThrowsError(try PathPattern.parse("//"))
+        // Neither pattern hides the other from check-config: they match no path in common.
+        XCTAssertFalse(try PathPattern.parse("/api/*").covers(PathPattern.parse("/api/items/")))
+        XCTAssertTrue(try PathPattern.parse("/api/*/").covers(PathPattern.parse("/api/items/")))
     }
 
     func testWildcardDoesNotMatchInsideASegment() throws {

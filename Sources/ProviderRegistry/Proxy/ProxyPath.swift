@@ -3,6 +3,9 @@
 /// The path after `/p/<provider>` is split on `/` and each segment percent-decoded exactly once
 /// (RFC 3986 §2.1). Anything that could make two parties read the path differently is refused before
 /// matching: dot and empty segments (also before path parameters: `..;x`, `;x`), backslashes, encoded `/` `\` `.` `%`, NUL and control characters.
+/// One `/` at the very end is no empty segment but part of the path (`/v1/items/` is not
+/// `/v1/items` to most servers): it is kept as a last segment `""`, which only a pattern ending in
+/// `/` matches.
 /// The allowlist then matches the decoded segments, and `encode` rebuilds exactly the path that
 /// matched, so the upstream receives what was checked.
 public enum ProxyPath {
@@ -27,8 +30,9 @@ public enum ProxyPath {
     /// The decoded segments of `rawPath` (`/v1/chat/completions` → `["v1", "chat", "completions"]`).
     ///
     /// - Parameter rawPath: the percent-encoded path after `/p/<provider>`, without the query.
-    /// - Returns: one or more non-empty segments, each valid UTF-8, none `.` or `..`, none starting
-    ///   with `;`, `.;` or `..;`.
+    /// - Returns: one or more segments, each valid UTF-8, none `.` or `..`, none starting with `;`,
+    ///   `.;` or `..;`; all non-empty but the last, which is `""` when the path ends in `/`
+    ///   (`/v1/items/` → `["v1", "items", ""]`, `/` → `[""]`).
     /// - Throws: `ProxyPathError` naming the first rule broken.
     // Every proxied request calls this from another module with a `Substring`: without a copy
     // specialized for it here, the loop would reach each byte through the protocol's witness table.
@@ -44,9 +48,15 @@ public enum ProxyPath {
         var pendingHex = 0     // hex digits still expected after a '%'
         var escapeValue: UInt8 = 0
 
-        func finishSegment() throws(ProxyPathError) {
+        func finishSegment(last: Bool) throws(ProxyPathError) {
             guard pendingHex == 0 else { throw .badPercentEncoding }
-            guard !current.isEmpty else { throw .emptySegment }
+            if current.isEmpty {
+                // `//` anywhere is refused; a single `/` ending the path is kept as it is.
+                guard last else { throw .emptySegment }
+                guard segments.count < maximumSegments else { throw .tooLong }
+                segments.append("")
+                return
+            }
             if current.count <= 2, current.allSatisfy({ $0 == UInt8(ascii: ".") }) { throw .dotSegment }
             // Servers that take `;` as the start of path parameters (Tomcat, Jetty) drop them before
             // resolving dots, so `..;x` is `..` and `;x` is empty there. A decoded `;` counts too: it
@@ -79,7 +89,7 @@ public enum ProxyPath {
             }
             switch byte {
             case UInt8(ascii: "/"):
-                try finishSegment()
+                try finishSegment(last: false)
             case UInt8(ascii: "%"):
                 pendingHex = 2
                 escapeValue = 0
@@ -95,7 +105,7 @@ public enum ProxyPath {
                 current.append(byte)
             }
         }
-        try finishSegment()
+        try finishSegment(last: true)
         return segments
     }
 
@@ -114,7 +124,8 @@ public enum ProxyPath {
     }
 
     /// The canonical encoded path for `segments`: `/` + each segment with RFC 3986 `pchar` characters
-    /// as is and every other byte `%XX` (uppercase), joined by `/`. `[]` encodes as "".
+    /// as is and every other byte `%XX` (uppercase), joined by `/`. `[]` encodes as "", a last `""`
+    /// as the path's ending `/`.
     public static func encode(_ segments: [String]) -> String {
         var output: [UInt8] = []
         output.reserveCapacity(segments.reduce(0) { $0 + $1.utf8.count + 1 })

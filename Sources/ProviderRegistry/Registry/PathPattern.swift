@@ -1,6 +1,11 @@
 /// An allowlist path glob over canonical segments: `/v1/chat/completions`, `/v1/models/*`,
 /// `/v1/files/*/content`. `*` stands for one or more whole segments; every other segment matches
 /// one decoded segment exactly (case-sensitive, as paths are: RFC 3986 §6.2.2.1).
+///
+/// A path ending in `/` is another path (`/v1/items/` is a collection to many servers, `/v1/items`
+/// a redirect or a 404): a pattern ending in `/` matches only paths ending in `/`, any other
+/// pattern only paths that do not, and `*` never stands for the ending `/`. So `/v1/*/` allows
+/// `/v1/items/` and `/v1/items/7/`, while `/v1/*` allows neither.
 public struct PathPattern: Sendable, Equatable, CustomStringConvertible {
     /// One pattern segment.
     public enum Segment: Sendable, Equatable {
@@ -9,7 +14,10 @@ public struct PathPattern: Sendable, Equatable, CustomStringConvertible {
         case wildcard
     }
 
+    /// The segments before any ending `/`.
     public let segments: [Segment]
+    /// Whether the pattern ends in `/` (so matches only paths that do).
+    public let endsInSlash: Bool
     /// The pattern as written in providers.toml.
     public let description: String
 
@@ -17,16 +25,20 @@ public struct PathPattern: Sendable, Equatable, CustomStringConvertible {
     public static let maximumWildcards = 4
 
     /// Parses a pattern written in decoded form.
-    /// - Throws: a message when the pattern does not start with `/`, has empty or dot segments,
+    /// - Throws: a message when the pattern does not start with `/`, has empty segments (`//`; one
+    ///   `/` ending it is allowed) or dot segments,
     ///   a `*` inside a segment, `%` (no decoded path can contain it), a backslash or control characters,
     ///   or more than four `*`.
     static func parse(_ text: String) throws(PatternProblem) -> PathPattern {
         guard text.hasPrefix("/") else { throw PatternProblem("must start with /") }
-        let pieces = text.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        var pieces = text.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        // One `/` ending the pattern is part of it; pieces is never empty (split keeps one piece).
+        let endsInSlash = pieces.last?.isEmpty == true
+        if endsInSlash { pieces.removeLast() }
         var segments: [Segment] = []
         var wildcards = 0
         for piece in pieces {
-            if piece.isEmpty { throw PatternProblem("must not contain empty segments (// or a trailing /)") }
+            if piece.isEmpty { throw PatternProblem("must not contain empty segments (//)") }
             if piece == "*" {
                 wildcards += 1
                 segments.append(.wildcard)
@@ -42,7 +54,7 @@ public struct PathPattern: Sendable, Equatable, CustomStringConvertible {
         }
         guard wildcards <= maximumWildcards else { throw PatternProblem("has more than \(maximumWildcards) wildcards") }
         guard segments.count <= ProxyPath.maximumSegments else { throw PatternProblem("has too many segments") }
-        return PathPattern(segments: segments, description: text)
+        return PathPattern(segments: segments, endsInSlash: endsInSlash, description: text)
     }
 
     /// Whether `path` (canonical segments from `ProxyPath.canonicalSegments`) matches.
@@ -50,11 +62,15 @@ public struct PathPattern: Sendable, Equatable, CustomStringConvertible {
     /// `*` is read as "any one segment, then zero or more": the classic greedy wildcard match with
     /// backtracking to the last star, O(pattern × path) at worst.
     public func matches(_ path: [String]) -> Bool {
+        // The ending `/` (a last "" segment) must agree; the glob then runs over the rest.
+        let pathEndsInSlash = path.last?.isEmpty == true
+        guard pathEndsInSlash == endsInSlash else { return false }
+        let count = pathEndsInSlash ? path.count - 1 : path.count
         var p = 0, s = 0
         var starPattern = -1        // index in `segments` of the last wildcard seen
         var starResume = 0          // path index where that wildcard's extra segments end
         var inStarTail = false      // currently inside the "zero or more" part of a wildcard
-        while s < path.count {
+        while s < count {
             if p < segments.count, case .wildcard = segments[p] {
                 // The mandatory segment of `*`.
                 s += 1
@@ -86,6 +102,8 @@ extension PathPattern {
     /// segments, literals and `*` alike (each `*` of `other` stands for one or more segments of any
     /// content, which only a `*` here can match). O(segments²) by dynamic programming.
     public func covers(_ other: PathPattern) -> Bool {
+        // A pattern and one differing in its ending `/` match no path in common.
+        guard endsInSlash == other.endsInSlash else { return false }
         let mine = segments, theirs = other.segments
         // covered[i][j]: mine[i...] covers theirs[j...].
         var covered = Array(repeating: Array(repeating: false, count: theirs.count + 1), count: mine.count + 1)

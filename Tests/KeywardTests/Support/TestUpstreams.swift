@@ -187,8 +187,7 @@ final class SizedUpstream: @unchecked Sendable {
     }
 
     private func serve(_ connection: Int32) {
-        var closed = false
-        defer { if !closed { close(connection) } }
+        defer { close(connection) }
         var pending: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
