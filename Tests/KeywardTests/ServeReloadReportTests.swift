@@ -10,12 +10,8 @@ final class ServeReloadReportTests: XCTestCase {
     func testSIGHUPLogsEachReloadedPartAndTheSettingsThatNeedARestart() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        _ = try folder.write("providers.toml", TestDeployment.loopbackProvider("chat", port: 9, allow: [("GET", "/v1/models")]))
-        let serve = try ServeProcess(
-            folder: folder, storePath: folder.path + "/keyward.db", extraTOML: "[shutdown]\nreadiness_grace_seconds = 0",
-            environment: ["KEYWARD_SESSION_KEY": CommandLineTests.sessionKeyPEM, "CHAT_KEY": "k"])
+        guard let serve = try ServeProcess.startedWithIdleProvider(in: folder) else { return }
         defer { serve.stop() }
-        XCTAssertTrue(serve.waitFor("started"), serve.lines.joined(separator: "\n"))
         let original = try String(contentsOfFile: serve.configPath, encoding: .utf8)
         try original.replacingOccurrences(of: "[shutdown]", with: "[sessions]\nttl_seconds = 600\n[handshake]\nburst = 5\n[shutdown]")
             .write(toFile: serve.configPath, atomically: true, encoding: .utf8)

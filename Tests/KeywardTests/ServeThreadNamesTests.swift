@@ -11,12 +11,8 @@ final class ServeThreadNamesTests: XCTestCase {
     func testEveryThreadOfServeIsNamedForItsRole() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        _ = try folder.write("providers.toml", TestDeployment.loopbackProvider("chat", port: 9, allow: [("GET", "/v1/models")]))
-        let serve = try ServeProcess(
-            folder: folder, storePath: folder.path + "/keyward.db", extraTOML: "[shutdown]\nreadiness_grace_seconds = 0",
-            environment: ["KEYWARD_SESSION_KEY": CommandLineTests.sessionKeyPEM, "CHAT_KEY": "k"])
+        guard let serve = try ServeProcess.startedWithIdleProvider(in: folder) else { return }
         defer { serve.stop() }
-        XCTAssertTrue(serve.waitFor("started"), serve.lines.joined(separator: "\n"))
 
         let shards = min(16, HTTPServerConfiguration.onlineCores())
         var expected = ["kw-google": 1, "kw-store-watch": 1, "kw-admissions": 1, "kw-checkpoint": 1]

@@ -95,6 +95,22 @@ final class ServeProcess: @unchecked Sendable {
         if process.isRunning { process.terminate() }
         _ = waitForExit(seconds: 10)
     }
+
+    /// `serve` in `folder` on a SQLite store there, with one provider `chat` (GET /v1/models, on a
+    /// loopback port where nothing listens) and no readiness grace at stop; nil (with the log as
+    /// the failure) when it does not log `started`.
+    static func startedWithIdleProvider(in folder: TemporaryFolder, file: StaticString = #filePath, line: UInt = #line) throws -> ServeProcess? {
+        _ = try folder.write("providers.toml", TestDeployment.loopbackProvider("chat", port: 9, allow: [("GET", "/v1/models")]))
+        let serve = try ServeProcess(
+            folder: folder, storePath: folder.path + "/keyward.db", extraTOML: "[shutdown]\nreadiness_grace_seconds = 0",
+            environment: ["KEYWARD_SESSION_KEY": CommandLineTests.sessionKeyPEM, "CHAT_KEY": "k"])
+        guard serve.waitFor("started") else {
+            XCTFail(serve.lines.joined(separator: "\n"), file: file, line: line)
+            serve.stop()
+            return nil
+        }
+        return serve
+    }
 }
 
 /// Whether a TCP connection to 127.0.0.1:`port` is refused (ECONNREFUSED) right now.
