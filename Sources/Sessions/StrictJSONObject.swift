@@ -5,13 +5,15 @@
 /// Beyond RFC 8259 grammar, Keyward refuses what it never writes and a different parser could
 /// read differently: a leading byte-order mark (RFC 8259 §8.1: must not be added), and numbers
 /// that are not plain integers (`1.0`, `1e3`: NumericDate is read as an integer here, RFC 7519 §2).
-enum StrictJSONObject {
+/// The handshake and admin request bodies are read by the same rules before they are decoded, so
+/// no body means one thing to Keyward and another to a client library or a log reader.
+package enum StrictJSONObject {
     /// Deepest nesting accepted; Keyward's own tokens have depth 1.
     static let maximumDepth = 8
 
     /// The top-level member names of `bytes`, decoded, when it is one JSON object that keeps the
     /// rules above at every depth; nil otherwise.
-    static func memberNames(_ bytes: [UInt8]) -> Set<String>? {
+    package static func memberNames(_ bytes: [UInt8]) -> Set<String>? {
         var reader = Reader(bytes: bytes)
         reader.skipWhitespace()
         guard reader.peek == UInt8(ascii: "{"), let names = reader.object(depth: 1) else { return nil }

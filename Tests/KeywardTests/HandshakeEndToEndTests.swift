@@ -105,6 +105,25 @@ final class HandshakeEndToEndTests: XCTestCase {
         XCTAssertEqual(env.lastReason(route: "attest_ios"), "challenge_length")
     }
 
+    /// A body some parser could read differently is refused before it is decoded: a member named
+    /// twice (which one would count?), a byte-order mark; the same body without them is served.
+    func testABodyWithAMemberNamedTwiceIsABadRequest() throws {
+        let device = try env.deployment.makeDevice()
+        let challenge = try env.challenge()
+        let attestation = try device.attestation(clientDataHash: SHA256.hash(challenge), at: env.deployment.time.nowSeconds())
+        let fields = "\"attestation\":\"\(Base64.encode(attestation))\",\"challenge\":\"\(Base64.encodeURL(challenge))\""
+        let other = try env.deployment.makeDevice()
+        for body in ["{\"key_id\":\"\(Base64.encode(device.keyID))\",\(fields),\"key_id\":\"\(Base64.encode(other.keyID))\"}",
+                     "\u{FEFF}{\"key_id\":\"\(Base64.encode(device.keyID))\",\(fields)}"] {
+            let response = try env.client.call("POST", "/v1/attest/ios", headers: [("Content-Type", "application/json")], body: Array(body.utf8))
+            XCTAssertEqual(response.status, 400, body)
+            XCTAssertEqual(errorCode(response.body), "bad_request")
+            XCTAssertEqual(env.lastReason(route: "attest_ios"), "json_ambiguous")
+        }
+        let plain = "{\"key_id\":\"\(Base64.encode(device.keyID))\",\(fields)}"
+        XCTAssertEqual(try env.client.call("POST", "/v1/attest/ios", headers: [("Content-Type", "application/json")], body: Array(plain.utf8)).status, 200)
+    }
+
     func testRevokedDeviceIsRefusedAtAttestAndAssert() throws {
         let device = try env.deployment.makeDevice()
         XCTAssertEqual(try env.attest(device).0, 200)

@@ -1,4 +1,5 @@
 import Foundation
+import Sessions
 
 /// The JSON bodies of the handshake routes (README, "API"). Fields are strings on the wire;
 /// base64 fields accept either alphabet, padded or not.
@@ -35,8 +36,15 @@ struct AndroidAttestBody: Decodable {
 enum HandshakeBody {
     /// Decodes a JSON object body into `T`: malformed JSON, a non-object, missing fields or
     /// fields of the wrong type are all `bad_request`, with the decoder's view in the reason slug.
+    /// JSON that parsers may read differently is refused before decoding (`json_ambiguous`, by the
+    /// rules of `StrictJSONObject`): a member named twice (the decoder would keep one silently, a
+    /// client library may have meant the other), a leading byte-order mark, a non-integer number.
     static func decode<T: Decodable>(_ type: T.Type, from body: [UInt8]) throws(APIError) -> T {
         guard !body.isEmpty else { throw APIError(.badRequest, reason: "body_missing") }
+        guard StrictJSONObject.memberNames(body) != nil else {
+            let lenient = try? JSONSerialization.jsonObject(with: Data(body))
+            throw APIError(.badRequest, reason: lenient is [String: Any] ? "json_ambiguous" : "json_malformed")
+        }
         do {
             return try JSONDecoder().decode(T.self, from: Data(body))
         } catch DecodingError.keyNotFound {

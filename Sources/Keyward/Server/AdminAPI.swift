@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import KeywardCrypto
+import Sessions
 import Store
 
 /// The admin HTTP API on the admin listener, for an app's backend (after a purchase, say):
@@ -57,7 +58,10 @@ struct AdminAPI: Sendable {
         guard method == "POST" else { return fail(405, APIErrorCode.methodNotAllowed.rawValue, [("Allow", "POST")]) }
         let id = String(parts[4])
         guard DeviceRecord.isValidID(id) else { return fail(400, "bad_request", []) }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any], object.count == 1,
+        // Read by the rules of StrictJSONObject first: `{"tier":"pro","tier":"free"}` is refused,
+        // not read as whichever of the two the decoder keeps.
+        guard StrictJSONObject.memberNames(body) != nil,
+              let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any], object.count == 1,
               let tier = object["tier"] as? String, knownTiers.contains(tier)
         else {
             record(method: method, route: route, status: 400, reason: "bad_request", deviceID: id, tier: nil)

@@ -42,6 +42,8 @@ final class AdminAPIAnswersTests: XCTestCase {
             (try admin(path, authorization: nil, body: pro), 401, "unauthorized"),
             (try admin(path, authorization: "Bearer wrong", body: pro), 401, "unauthorized"),
             (try admin(path, authorization: bearer, body: "{\"tier\":\"gold\"}"), 400, "bad_request"),
+            // Named twice: refused, not read as whichever one the decoder keeps.
+            (try admin(path, authorization: bearer, body: "{\"tier\":\"pro\",\"tier\":\"free\"}"), 400, "bad_request"),
             (try admin("/admin/v1/devices/abcd/tier", authorization: bearer, body: pro), 404, "not_found"),
             (try admin("/admin/v1/nothing", authorization: bearer, body: pro), 404, "not_found"),
             (try admin(path, authorization: bearer, body: "", method: "GET"), 405, "method_not_allowed"),
