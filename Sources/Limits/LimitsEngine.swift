@@ -23,6 +23,12 @@ public final class LimitsEngine: Sendable {
 
     private final class KeyState {
         var windows: [LimitWindow]
+        /// Windows of rules the key no longer has (a reload changed them), kept while they still
+        /// count something: they go on recording the key's admissions, so a rule given again, or
+        /// seeded later, starts from everything that still counts, however the limit moved in
+        /// between (lowered to 1, a ring of 1 remembers one time; the ring of 10 it replaced still
+        /// holds ten). At most one per rule; dropped once empty.
+        var retired: [LimitWindow] = []
         /// Admission times replayed from storage before the key's rules were known (ascending);
         /// recorded into the windows when the key first meets its rules, then dropped.
         var history: [Int64] = []
@@ -49,26 +55,38 @@ public final class LimitsEngine: Sendable {
     /// The key's windows for exactly these rules at `nowMillis`; rules no longer given are dropped.
     ///
     /// A rule the key had not met (a limit or window changed by a reload) starts from what the
-    /// key's previous windows hold, never empty: lowering a limit must not hand every device a
-    /// fresh allowance. It is seeded from the previous window of the shortest length that covers
-    /// its own (else the longest there was), taking the admissions that may still lie in its
-    /// window: a ring's exact times, a bucketed window's counts at each bucket's latest instant,
-    /// so the new window counts each admission at least as long as it really counts. A key
-    /// replayed from storage (`preload`) is seeded from those times instead.
+    /// key's windows hold, never empty: lowering a limit must not hand every device a fresh
+    /// allowance, nor raising it back. A rule the key had before and still remembers (a retired
+    /// window) takes that window back as it is. Otherwise it is seeded from the current or
+    /// retired window that holds the most of what may still lie in its window, among those at
+    /// least as long as its own (else the longest there is): a ring's exact times, a bucketed
+    /// window's counts at each bucket's latest instant, so the new window counts each admission at
+    /// least as long as it really counts. A key replayed from storage (`preload`) is seeded from
+    /// those times instead. Windows of rules no longer given are retired, not dropped.
     private func windows(_ table: inout [String: KeyState], key: String, rules: [LimitRule], nowMillis: Int64) -> KeyState {
         if let state = table[key] {
             if state.windows.count == rules.count && zip(state.windows, rules).allSatisfy({ $0.rule == $1 }) { return state }
             let previous = state.windows
+            let known = previous + state.retired
             state.windows = rules.map { rule in
-                if let kept = previous.first(where: { $0.rule == rule }) { return kept }
+                if let kept = known.first(where: { $0.rule == rule }) { return kept }
                 let window = LimitWindow(rule: rule, ringLimit: ringLimit, buckets: bucketsPerWindow)
                 if !state.history.isEmpty {
                     for at in state.history { window.record(window.effectiveTime(at)) }
-                } else if let source = Self.seedSource(for: rule, among: previous) {
+                } else if let source = Self.seedSource(for: rule, among: known, nowMillis: nowMillis) {
                     for (at, count) in source.admissions(now: nowMillis, within: rule.windowMillis) { window.record(at, count: count) }
                 }
                 return window
             }
+            // What is no longer a rule is retired (one window per rule), and retired windows
+            // that count nothing any more are forgotten.
+            let inForce = Set(rules)
+            var retired: [LimitWindow] = []
+            for window in known where !inForce.contains(window.rule) && !window.isEmpty(now: nowMillis)
+                && !retired.contains(where: { $0.rule == window.rule }) {
+                retired.append(window)
+            }
+            state.retired = retired
             state.history = []
             return state
         }
@@ -77,12 +95,17 @@ public final class LimitsEngine: Sendable {
         return state
     }
 
-    /// The previous window a new `rule` is seeded from: the shortest that is at least as long,
+    /// The window a new `rule` is seeded from: among those at least as long as its own, the one
+    /// holding the most admissions that may still lie in its window (every window records every
+    /// admission of the key since it was made, so they differ only in what a full ring forgot);
     /// else the longest.
-    private static func seedSource(for rule: LimitRule, among previous: [LimitWindow]) -> LimitWindow? {
-        let covering = previous.filter { $0.rule.windowMillis >= rule.windowMillis }
-        if let shortest = covering.min(by: { $0.rule.windowMillis < $1.rule.windowMillis }) { return shortest }
-        return previous.max { $0.rule.windowMillis < $1.rule.windowMillis }
+    private static func seedSource(for rule: LimitRule, among known: [LimitWindow], nowMillis: Int64) -> LimitWindow? {
+        let covering = known.filter { $0.rule.windowMillis >= rule.windowMillis }
+        func held(_ window: LimitWindow) -> Int {
+            window.admissions(now: nowMillis, within: rule.windowMillis).reduce(0) { $0 + $1.count }
+        }
+        if let richest = covering.max(by: { held($0) < held($1) }) { return richest }
+        return known.max { $0.rule.windowMillis < $1.rule.windowMillis }
     }
 
     /// Admits one request of `key` at `nowMillis` if every rule has room, recording it in all;
@@ -107,6 +130,7 @@ public final class LimitsEngine: Sendable {
         }
         guard wait == 0 else { return .refused(retryAfterMillis: wait) }
         for window in state.windows { window.record(at) }
+        for window in state.retired { window.record(window.effectiveTime(at)) }
         return .admitted
     }
 
@@ -151,7 +175,7 @@ public final class LimitsEngine: Sendable {
         guard !valid.isEmpty else { return }
         stripe(key).withLock { table in
             let state = windows(&table, key: key, rules: valid, nowMillis: atMillis)
-            for window in state.windows { window.record(window.effectiveTime(atMillis)) }
+            for window in state.windows + state.retired { window.record(window.effectiveTime(atMillis)) }
         }
     }
 
@@ -175,9 +199,13 @@ public final class LimitsEngine: Sendable {
         var removed = 0
         for stripe in stripes {
             stripe.withLock { table in
-                let idle = table.filter { $0.value.history.isEmpty && $0.value.windows.allSatisfy { $0.isEmpty(now: nowMillis) } }
-                    .map(\.key)
+                let idle = table.filter { entry in
+                    entry.value.history.isEmpty && (entry.value.windows + entry.value.retired).allSatisfy { $0.isEmpty(now: nowMillis) }
+                }.map(\.key)
                 for key in idle { table.removeValue(forKey: key) }
+                for state in table.values where !state.retired.isEmpty {
+                    state.retired.removeAll { $0.isEmpty(now: nowMillis) }
+                }
                 removed += idle.count
             }
         }

@@ -168,13 +168,21 @@ public protocol Store: Sendable {
     /// one transaction, so no other call can see a claim whose charge may still be refused.
     /// - No live claim of (`deviceID`, `keyHash`) at `nowMillis`: the call is charged as by
     ///   `spendCredits`; when spent, the claim is stored until `expiresMillis` with the charge
-    ///   (cost, day, whether it counts toward the app) and one holder; when refused, nothing is stored.
-    /// - A live claim: nothing is charged and the call becomes one more holder of it → nil.
+    ///   (cost, day, whether it counts toward the app), one holder and one call, and the decision
+    ///   says `holdsClaim`; when refused, nothing is stored.
+    /// - A live claim that has carried fewer than `callsPerCharge` calls: nothing is charged and
+    ///   the call becomes one more holder (and call) of it → nil.
+    /// - A live claim whose calls are used up: the call is charged on its own, as by `spendCredits`
+    ///   (so a spent budget refuses it), and the claim is left as it is (`holdsClaim` false).
     /// Every holder that goes unbilled calls `releaseIdempotentCall`; one that is billed does not,
     /// so the charge is given back only when every call made under the key went unbilled.
-    /// - Parameter keyHash: SHA-256 of the header's value, 32 bytes (else `.invalidInput`, `idempotency_key_hash`).
+    /// - Parameters:
+    ///   - keyHash: SHA-256 of the header's value, 32 bytes (else `.invalidInput`, `idempotency_key_hash`).
+    ///   - callsPerCharge: the most calls one charge covers, the first included (≥ 1).
     /// - Throws: as `spendCredits`.
-    func spendCredits(_ spend: CreditSpend, idempotencyKeyHash keyHash: [UInt8], nowMillis: Int64, expiresMillis: Int64) throws(StoreError) -> CreditDecision?
+    func spendCredits(
+        _ spend: CreditSpend, idempotencyKeyHash keyHash: [UInt8], callsPerCharge: Int, nowMillis: Int64, expiresMillis: Int64
+    ) throws(StoreError) -> CreditDecision?
 
     /// One holder of a claimed `Idempotency-Key` went unbilled: one holder fewer, and when none is
     /// left the claim is forgotten (a repeat is charged anew) and its charge given back to the

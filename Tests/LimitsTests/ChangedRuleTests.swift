@@ -25,6 +25,36 @@ final class ChangedRuleTests: XCTestCase {
         }
     }
 
+    /// 10 per minute spent, lowered to 1, raised back to 10 within seconds: nothing more fits
+    /// until the first admissions leave, on both structures.
+    func testLoweringThenRaisingALimitBackHandsOutNoFreshAllowance() {
+        for ringLimit in [256, 0] {
+            let engine = LimitsEngine(ringLimit: ringLimit, bucketsPerWindow: 100)
+            let ten = LimitRule(limit: 10, windowMillis: minute), one = LimitRule(limit: 1, windowMillis: minute)
+            XCTAssertEqual(admitted(engine, ten, times: 11, at: start), 10, "ring \(ringLimit)")
+            XCTAssertEqual(admitted(engine, one, times: 3, at: start + 1_000), 0, "ring \(ringLimit)")
+            XCTAssertEqual(admitted(engine, ten, times: 11, at: start + 2_000), 0, "ring \(ringLimit)")
+            XCTAssertEqual(engine.usage(key: "k", rules: [ten], nowMillis: start + 2_000).first?.used, 10, "ring \(ringLimit)")
+            // A third value in between remembers the ten as well.
+            XCTAssertEqual(admitted(engine, LimitRule(limit: 7, windowMillis: minute), times: 3, at: start + 3_000), 0, "ring \(ringLimit)")
+            XCTAssertEqual(admitted(engine, LimitRule(limit: 12, windowMillis: minute), times: 5, at: start + 4_000), 2, "ring \(ringLimit)")
+            // A minute later the first ten have left: the limit in force applies in full.
+            XCTAssertEqual(admitted(engine, ten, times: 11, at: start + 1_000 + minute), 8, "ring \(ringLimit)")
+        }
+    }
+
+    /// A rule retired by a reload is kept only while it still counts something: after its window
+    /// the engine holds nothing more for it, and an idle key is purged as before.
+    func testRetiredWindowsAreForgottenOnceTheyCountNothing() {
+        let engine = LimitsEngine()
+        let ten = LimitRule(limit: 10, windowMillis: minute), one = LimitRule(limit: 1, windowMillis: minute)
+        XCTAssertEqual(admitted(engine, ten, times: 10, at: start), 10)
+        XCTAssertEqual(admitted(engine, one, times: 1, at: start + 1_000), 0)
+        XCTAssertEqual(engine.purge(nowMillis: start + 30_000), 0, "the key still counts")
+        XCTAssertEqual(engine.purge(nowMillis: start + 1_000 + 2 * minute), 1)
+        XCTAssertEqual(engine.keyCount, 0)
+    }
+
     func testLoweringADailyLimitKeepsTheDaysCount() {
         let day = 86_400_000 as Int64
         let engine = LimitsEngine(ringLimit: 256, bucketsPerWindow: 100)
@@ -82,6 +112,35 @@ final class ChangedRuleTests: XCTestCase {
                 }
             }
             XCTAssertGreaterThan(admittedTimes.count, 100)
+        }
+    }
+
+    /// Brute force: the limit of one window lowered and raised at random every few requests,
+    /// often to 1 and back, far faster than the window passes: no trailing window ever holds more
+    /// than the limit in force, for both structures.
+    func testLimitsMovingDownAndUpWithinTheWindowNeverLetMoreThroughThanTheLimitInForce() {
+        for ringLimit in [256, 0] {
+            let engine = LimitsEngine(ringLimit: ringLimit, bucketsPerWindow: 50)
+            var state: UInt64 = 0x2545_F491_4F6C_DD1D &+ UInt64(ringLimit)
+            func next() -> UInt64 {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                return state >> 33
+            }
+            let window: Int64 = 20_000
+            let limits = [1, 2, 5, 10, 30, 60]
+            var rule = LimitRule(limit: 30, windowMillis: window)
+            var now = start
+            var admittedTimes: [Int64] = []
+            for step in 0..<20_000 {
+                if next() % 25 == 0 { rule = LimitRule(limit: limits[Int(next() % UInt64(limits.count))], windowMillis: window) }
+                now += Int64(next() % 40)
+                let inWindow = admittedTimes.reversed().prefix { $0 > now - window }.count
+                if engine.admit(key: "k", rules: [rule], nowMillis: now) == .admitted {
+                    XCTAssertLessThan(inWindow, rule.limit, "over \(rule.limit) per \(window) ms (ring limit \(ringLimit), step \(step))")
+                    admittedTimes.append(now)
+                }
+            }
+            XCTAssertGreaterThan(admittedTimes.count, 500)
         }
     }
 }

@@ -83,12 +83,13 @@ enum CreditsConformance {
         let now = StoreConformance.now * 1000
         func keyed(_ device: String, install: Int? = 100, at millis: Int64 = now) throws -> CreditDecision? {
             try store.spendCredits(spend(device, cost: 10, install: install, app: 1_000), idempotencyKeyHash: key,
-                                   nowMillis: millis, expiresMillis: millis + 86_400_000)
+                                   callsPerCharge: 4, nowMillis: millis, expiresMillis: millis + 86_400_000)
         }
         XCTAssertEqual(try keyed("a")?.installUsed, 10, "the first call is charged")
+        XCTAssertEqual(try keyed("b")?.holdsClaim, true, "a first call holds the claim")
         XCTAssertNil(try keyed("a"), "a repeat is a holder, charged nothing")
         XCTAssertNil(try keyed("a"))
-        XCTAssertEqual(try keyed("b")?.installUsed, 10, "another device's key is its own")
+        XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.installScope("b"), day: day), 10, "another device's key is its own")
         // Three holders of a's claim: only the third release gives the 10 credits back.
         XCTAssertNil(try store.releaseIdempotentCall(deviceID: "a", keyHash: key))
         XCTAssertNil(try store.releaseIdempotentCall(deviceID: "a", keyHash: key))
@@ -106,6 +107,38 @@ enum CreditsConformance {
         XCTAssertEqual(try keyed("b", at: now + 86_400_001)?.installUsed, 20)
         XCTAssertThrowsError(try store.releaseIdempotentCall(deviceID: "a", keyHash: [1])) {
             XCTAssertEqual(($0 as? StoreError)?.reason, "idempotency_key_hash")
+        }
+    }
+
+    /// One charge covers `callsPerCharge` calls: past them a repeat pays on its own, so a spent
+    /// budget refuses it; the claim stays as it was, and releasing such a call is a plain release.
+    static func idempotentRepeatsPastTheCallsOfTheirChargePayOnTheirOwn(_ harness: StoreHarness) throws {
+        let store = try harness.open()
+        let key = [UInt8](repeating: 9, count: 32)
+        let now = StoreConformance.now * 1000
+        func keyed(install: Int = 25) throws -> CreditDecision? {
+            try store.spendCredits(spend("d", cost: 10, install: install, app: 1_000), idempotencyKeyHash: key,
+                                   callsPerCharge: 3, nowMillis: now, expiresMillis: now + 86_400_000)
+        }
+        XCTAssertEqual(try keyed()?.installUsed, 10)
+        XCTAssertNil(try keyed(), "second call of three: free")
+        XCTAssertNil(try keyed(), "third call of three: free")
+        let fourth = try XCTUnwrap(try keyed())
+        XCTAssertEqual(fourth.outcome, .spent)
+        XCTAssertEqual(fourth.installUsed, 20, "the fourth pays")
+        XCTAssertFalse(fourth.holdsClaim)
+        XCTAssertEqual(try keyed()?.outcome, .installExhausted, "and once the budget is spent, repeats are refused")
+        XCTAssertEqual(try keyed()?.outcome, .installExhausted)
+        XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.installScope("d"), day: day), 20)
+        // The claim still has its three holders: the charge comes back with the last of them.
+        XCTAssertNil(try store.releaseIdempotentCall(deviceID: "d", keyHash: key))
+        XCTAssertNil(try store.releaseIdempotentCall(deviceID: "d", keyHash: key))
+        XCTAssertEqual(try store.releaseIdempotentCall(deviceID: "d", keyHash: key), 10)
+        XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.installScope("d"), day: day), 10)
+        XCTAssertEqual(try keyed()?.holdsClaim, true, "a claim given back is forgotten: the next call claims the key anew")
+        XCTAssertThrowsError(try store.spendCredits(spend("d", cost: 1, install: 25, app: 1_000), idempotencyKeyHash: key,
+                                                    callsPerCharge: 0, nowMillis: now, expiresMillis: now + 1)) {
+            XCTAssertEqual(($0 as? StoreError)?.reason, "idempotency_calls_per_charge")
         }
     }
 

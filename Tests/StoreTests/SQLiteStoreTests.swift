@@ -25,6 +25,9 @@ final class SQLiteStoreTests: XCTestCase {
     func testIdempotentCallsAreChargedOnceAndGivenBackWithTheirLastHolder() throws {
         try CreditsConformance.idempotentCallsAreChargedOnceAndGivenBackWithTheirLastHolder(harness())
     }
+    func testIdempotentRepeatsPastTheCallsOfTheirChargePayOnTheirOwn() throws {
+        try CreditsConformance.idempotentRepeatsPastTheCallsOfTheirChargePayOnTheirOwn(harness())
+    }
     func testRateUsageCountsWhatConsumeRateAdmitted() throws { try CreditsConformance.rateUsageCountsWhatConsumeRateAdmitted(harness()) }
     func testChallengeIsSpentExactlyOnce() throws { try StoreConformance.challengeIsSpentExactlyOnce(harness()) }
     func testSpentChallengeCannotBePutAgain() throws { try StoreConformance.spentChallengeCannotBePutAgain(harness()) }

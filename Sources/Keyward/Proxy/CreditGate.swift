@@ -50,6 +50,10 @@ final class CreditGate: Sendable {
 
     /// How long an `Idempotency-Key` makes a device's repeat of a call free, milliseconds (24 h).
     static let idempotencyWindowMillis: Int64 = 86_400_000
+    /// The most calls one charge under an `Idempotency-Key` covers: the first and three retries.
+    /// A client retrying a call it never saw answered needs a few; without a bound, repeating one
+    /// paid request would reach the provider without end, past any budget.
+    static let idempotentCallsPerCharge = 4
 
     /// Charges `cost` credits of `provider` to `deviceID` in `tier`; `completion` gets the charge
     /// (to release later; for a repeat of a claimed key, a charge of 0 that still reports its
@@ -58,8 +62,9 @@ final class CreditGate: Sendable {
     /// With `idempotencyKeyHash` (SHA-256 of the request's `Idempotency-Key`), the device's calls
     /// with that key within 24 h are charged once, by this rule (docs/limits.md, "Idempotency-Key"):
     /// the first is charged and claims the key, in one store transaction, so a concurrent repeat
-    /// either waits for that charge to stand or, if it was refused, is charged itself; every later
-    /// call with the key is free while the claim stands and counts as one of its holders. The charge
+    /// either waits for that charge to stand or, if it was refused, is charged itself; the next
+    /// calls with the key, up to `idempotentCallsPerCharge` in all, are free while the claim stands
+    /// and count as its holders; later ones are charged as calls without the key. The charge
     /// is given back only when every holder went unbilled (the last one's release gives it back
     /// and forgets the claim, so the next retry pays): a repeat that was answered while the first
     /// call was released keeps the charge, and no call under the key rides free on a charge that
@@ -79,7 +84,8 @@ final class CreditGate: Sendable {
         asyncStore.run("credit_spend", { store throws(StoreError) -> CreditDecision? in
             guard let key = idempotencyKeyHash else { return try store.spendCredits(spend) }
             return try store.spendCredits(
-                spend, idempotencyKeyHash: key, nowMillis: nowMillis, expiresMillis: nowMillis + Self.idempotencyWindowMillis)
+                spend, idempotencyKeyHash: key, callsPerCharge: Self.idempotentCallsPerCharge,
+                nowMillis: nowMillis, expiresMillis: nowMillis + Self.idempotencyWindowMillis)
         }) { result in
             let decision: CreditDecision
             switch result {
@@ -118,7 +124,7 @@ final class CreditGate: Sendable {
                 completion(.success(CreditCharge(
                     deviceID: deviceID, provider: provider, tier: tier, cost: cost,
                     countsTowardApp: budget.countsTowardAppCeiling, installLimit: budget.installDailyCredits,
-                    installUsed: decision.installUsed, day: decision.day, idempotencyKeyHash: idempotencyKeyHash)))
+                    installUsed: decision.installUsed, day: decision.day, idempotencyKeyHash: decision.holdsClaim ? idempotencyKeyHash : nil)))
             }
         }
     }

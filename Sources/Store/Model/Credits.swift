@@ -61,14 +61,19 @@ public struct CreditDecision: Sendable, Equatable {
     public var appUsed: Int?
     /// True for exactly one spend per day: the one that first took the app's credits to `warnAt`.
     public var warn: Bool
+    /// For a call carrying an `Idempotency-Key`: true when this charge is the key's claim (its
+    /// release is `releaseIdempotentCall`), false when the call was charged on its own because
+    /// the claim's calls were used up (its release is `releaseCredits`). False for other calls.
+    public var holdsClaim: Bool
 
     /// - Parameters: see the properties.
-    public init(outcome: Outcome, day: Int64, installUsed: Int, appUsed: Int?, warn: Bool) {
+    public init(outcome: Outcome, day: Int64, installUsed: Int, appUsed: Int?, warn: Bool, holdsClaim: Bool = false) {
         self.outcome = outcome
         self.day = day
         self.installUsed = installUsed
         self.appUsed = appUsed
         self.warn = warn
+        self.holdsClaim = holdsClaim
     }
 }
 

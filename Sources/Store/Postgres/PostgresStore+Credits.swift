@@ -59,29 +59,39 @@ extension PostgresStore {
         }
     }
 
-    public func spendCredits(_ spend: CreditSpend, idempotencyKeyHash keyHash: [UInt8], nowMillis: Int64, expiresMillis: Int64) throws(StoreError) -> CreditDecision? {
+    public func spendCredits(
+        _ spend: CreditSpend, idempotencyKeyHash keyHash: [UInt8], callsPerCharge: Int, nowMillis: Int64, expiresMillis: Int64
+    ) throws(StoreError) -> CreditDecision? {
         try spend.validate()
         guard keyHash.count == 32 else { throw .invalid("idempotency_key_hash") }
+        guard callsPerCharge >= 1 else { throw .invalid("idempotency_calls_per_charge") }
         return try pool.withConnection { connection throws(StoreError) -> CreditDecision? in
-            // One transaction: the claim's row is locked first (inserted, or its holders counted
+            // One transaction: the claim's row is locked first (inserted, or its calls counted
             // up), then keyward_spend locks the credits as every spender does. A racing call with
             // the same key waits on the claim's row until this one commits: it then counts as a
             // holder of a charge that stands, or finds no claim and is charged itself.
+            // `calls` says which: 1 for a new claim, up to callsPerCharge for a free repeat, one
+            // more than that (and no new holder) for a repeat past them, which pays on its own.
             try connection.transaction { () throws(StoreError) -> CreditDecision? in
                 try connection.execute("SET LOCAL lock_timeout = '\(max(1, options.lockTimeoutMillis))ms'")
-                let holders = try connection.query("""
-                    INSERT INTO idempotency_keys AS k (device_id, key_hash, expires_ms, holders, cost, day, counts_app)
-                    VALUES ($1, $2, $4, 1, $5, 0, $6)
+                let claimed = try connection.query("""
+                    INSERT INTO idempotency_keys AS k (device_id, key_hash, expires_ms, holders, calls, cost, day, counts_app)
+                    VALUES ($1, $2, $4, 1, 1, $5, 0, $6)
                     ON CONFLICT (device_id, key_hash) DO UPDATE SET
-                        holders = CASE WHEN k.expires_ms > $3 THEN k.holders + 1 ELSE 1 END,
+                        holders = CASE WHEN k.expires_ms <= $3 THEN 1 WHEN k.calls < $7 THEN k.holders + 1 ELSE k.holders END,
+                        calls = CASE WHEN k.expires_ms > $3 THEN LEAST(k.calls + 1, $7 + 1) ELSE 1 END,
                         expires_ms = CASE WHEN k.expires_ms > $3 THEN k.expires_ms ELSE $4 END,
                         cost = CASE WHEN k.expires_ms > $3 THEN k.cost ELSE $5 END,
                         counts_app = CASE WHEN k.expires_ms > $3 THEN k.counts_app ELSE $6 END
-                    RETURNING holders
+                    RETURNING calls
                     """, [.text(spend.deviceID), .bytes(keyHash), .int64(nowMillis), .int64(expiresMillis),
-                          .int64(Int64(spend.cost)), .bool(spend.countsTowardApp)])
-                guard holders.rowCount == 1, try holders.int64(0, 0) == 1 else { return nil }
-                let decision = try charge(connection, spend)
+                          .int64(Int64(spend.cost)), .bool(spend.countsTowardApp), .int64(Int64(callsPerCharge))])
+                guard claimed.rowCount == 1 else { return nil }
+                let calls = try claimed.int64(0, 0)
+                if calls > Int64(callsPerCharge) { return try charge(connection, spend) }
+                guard calls == 1 else { return nil }
+                var decision = try charge(connection, spend)
+                decision.holdsClaim = decision.outcome == .spent
                 if decision.outcome == .spent {
                     _ = try connection.query("UPDATE idempotency_keys SET day = $3 WHERE device_id = $1 AND key_hash = $2",
                                              [.text(spend.deviceID), .bytes(keyHash), .int64(decision.day)])

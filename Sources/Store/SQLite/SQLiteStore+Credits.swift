@@ -77,31 +77,43 @@ extension SQLiteStore {
         }
     }
 
-    public func spendCredits(_ spend: CreditSpend, idempotencyKeyHash keyHash: [UInt8], nowMillis: Int64, expiresMillis: Int64) throws(StoreError) -> CreditDecision? {
+    public func spendCredits(
+        _ spend: CreditSpend, idempotencyKeyHash keyHash: [UInt8], callsPerCharge: Int, nowMillis: Int64, expiresMillis: Int64
+    ) throws(StoreError) -> CreditDecision? {
         try spend.validate()
         guard keyHash.count == 32 else { throw .invalid("idempotency_key_hash") }
+        guard callsPerCharge >= 1 else { throw .invalid("idempotency_calls_per_charge") }
         guard let day = spend.day else { throw .invalid("credit_day") }
         return try pool.withConnection { connection throws(StoreError) in
             // One write transaction: the claim's check, the charge and the claim's insert see no
             // other spender in between.
             try connection.immediateTransaction { () throws(StoreError) -> CreditDecision? in
-                let live = try connection.with("""
-                    UPDATE idempotency_keys SET holders = holders + 1
-                    WHERE device_id = ?1 AND key_hash = ?2 AND expires_ms > ?3
+                let repeated = try connection.with("""
+                    UPDATE idempotency_keys SET holders = holders + 1, calls = calls + 1
+                    WHERE device_id = ?1 AND key_hash = ?2 AND expires_ms > ?3 AND calls < ?4
                     """) { statement throws(StoreError) -> Bool in
                     try statement.bind(1, spend.deviceID)
                     try statement.bind(2, keyHash)
                     try statement.bind(3, nowMillis)
+                    try statement.bind(4, Int64(callsPerCharge))
                     try statement.run()
                     return connection.changes == 1
                 }
-                if live { return nil }
-                let decision = try Self.charge(connection, spend, day: day)
-                guard decision.outcome == .spent else { return decision }
+                if repeated { return nil }
+                // A live claim whose calls are used up: this call pays on its own, the claim stays.
+                let usedUp = try connection.with("SELECT 1 FROM idempotency_keys WHERE device_id = ?1 AND key_hash = ?2 AND expires_ms > ?3") {
+                    statement throws(StoreError) -> Bool in
+                    try statement.bind(1, spend.deviceID)
+                    try statement.bind(2, keyHash)
+                    try statement.bind(3, nowMillis)
+                    return try statement.step()
+                }
+                var decision = try Self.charge(connection, spend, day: day)
+                guard decision.outcome == .spent, !usedUp else { return decision }
                 // A claim that expired is replaced by this call's.
                 try connection.with("""
-                    INSERT OR REPLACE INTO idempotency_keys (device_id, key_hash, expires_ms, holders, cost, day, counts_app)
-                    VALUES (?1, ?2, ?3, 1, ?4, ?5, ?6)
+                    INSERT OR REPLACE INTO idempotency_keys (device_id, key_hash, expires_ms, holders, calls, cost, day, counts_app)
+                    VALUES (?1, ?2, ?3, 1, 1, ?4, ?5, ?6)
                     """) { statement throws(StoreError) in
                     try statement.bind(1, spend.deviceID)
                     try statement.bind(2, keyHash)
@@ -111,6 +123,7 @@ extension SQLiteStore {
                     try statement.bind(6, Int64(spend.countsTowardApp ? 1 : 0))
                     try statement.run()
                 }
+                decision.holdsClaim = true
                 return decision
             }
         }

@@ -107,7 +107,10 @@ final class IdempotencyRaceTests: XCTestCase {
         XCTAssertEqual(try env.deployment.store.creditsUsed(scope: install, day: day), 10)
     }
 
-    func testFiftyConcurrentCallsWithOneKeyAreChargedOnceAndAllForwarded() throws {
+    /// Fifty concurrent calls of two devices with one key: each device's first four calls share one
+    /// charge (the claim's calls), each later one pays on its own until the budget (100 credits,
+    /// 10 a call) is spent: exactly 13 answered per device, the rest refused.
+    func testFiftyConcurrentCallsWithOneKeyShareOneChargePerFourCallsThenPayUntilTheBudgetIsSpent() throws {
         let held = try HeldUpstream(answer: CreditReleaseTests.answer(503))
         let ok = try RawUpstream(answer: CreditReleaseTests.answer(200))
         upstreams = [held, ok]
@@ -122,11 +125,42 @@ final class IdempotencyRaceTests: XCTestCase {
             callInBackground("ok", token: index % 2 == 0 ? token : otherToken, key: "order-9", into: statuses, group: group)
         }
         XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
-        XCTAssertEqual(statuses.values.filter { $0 == 200 }.count, 50)
-        XCTAssertEqual(try env.deployment.store.creditsUsed(scope: CreditSpend.installScope(Hex.encode(device.keyID)), day: day), 10)
-        XCTAssertEqual(try env.deployment.store.creditsUsed(scope: CreditSpend.installScope(Hex.encode(other.keyID)), day: day), 10,
+        // 25 calls each: one charge for the first four, nine more that pay, twelve refused.
+        XCTAssertEqual(statuses.values.filter { $0 == 200 }.count, 26)
+        XCTAssertEqual(statuses.values.filter { $0 == 429 }.count, 24)
+        XCTAssertEqual(try env.deployment.store.creditsUsed(scope: CreditSpend.installScope(Hex.encode(device.keyID)), day: day), 100)
+        XCTAssertEqual(try env.deployment.store.creditsUsed(scope: CreditSpend.installScope(Hex.encode(other.keyID)), day: day), 100,
                        "the same key from another device is another call")
-        XCTAssertEqual(try env.deployment.store.creditsUsed(scope: CreditSpend.appScope, day: day), 20)
+        XCTAssertEqual(try env.deployment.store.creditsUsed(scope: CreditSpend.appScope, day: day), 200)
+    }
+
+    /// A device whose budget is spent cannot go on calling by repeating one keyed call: past the
+    /// claim's four calls every repeat is charged, and refused once the budget is gone.
+    func testRepeatsOfOneKeyPastTheClaimsCallsAreRefusedOnceTheBudgetIsSpent() throws {
+        let held = try HeldUpstream(answer: CreditReleaseTests.answer(503))
+        let ok = try RawUpstream(answer: CreditReleaseTests.answer(200))
+        upstreams = [held, ok]
+        try start(held: held, ok: ok)
+        held.release()
+        let (device, token) = try env.session()
+        let day = SpendSettings.day(ofSeconds: env.deployment.time.nowSeconds())
+        func call(_ key: String?) throws -> Int {
+            var headers = [env.bearer(token)]
+            if let key { headers.append(("Idempotency-Key", key)) }
+            return try env.client.call("GET", "/p/ok/x", headers: headers).status
+        }
+        let install = CreditSpend.installScope(Hex.encode(device.keyID))
+        XCTAssertEqual(try call("K"), 200)
+        for _ in 0..<3 { XCTAssertEqual(try call("K"), 200) }
+        XCTAssertEqual(try env.deployment.store.creditsUsed(scope: install, day: day), 10, "four calls, one charge")
+        // Spend the rest of the budget with plain calls.
+        var status = 200
+        while status == 200 { status = try call(nil) }
+        XCTAssertEqual(status, 429)
+        let sentBefore = ok.requestCount
+        for _ in 0..<5 { XCTAssertEqual(try call("K"), 429, "a fifth call under the key pays, and nothing is left") }
+        XCTAssertEqual(ok.requestCount, sentBefore, "no refused repeat reached the provider")
+        XCTAssertEqual(try env.deployment.store.creditsUsed(scope: install, day: day), 100)
     }
 }
 

@@ -76,8 +76,11 @@ final class SwitchableStore: Store {
     func creditsUsed(scope: String, day: Int64) throws(StoreError) -> Int { try check(); return try inner.creditsUsed(scope: scope, day: day) }
     func creditUsage(day: Int64, limit: Int) throws(StoreError) -> [CreditUsage] { try check(); return try inner.creditUsage(day: day, limit: limit) }
     func setTier(deviceID: String, tier: String) throws(StoreError) -> Bool { try check(); return try inner.setTier(deviceID: deviceID, tier: tier) }
-    func spendCredits(_ spend: CreditSpend, idempotencyKeyHash keyHash: [UInt8], nowMillis: Int64, expiresMillis: Int64) throws(StoreError) -> CreditDecision? {
-        try check(); return try inner.spendCredits(spend, idempotencyKeyHash: keyHash, nowMillis: nowMillis, expiresMillis: expiresMillis)
+    func spendCredits(
+        _ spend: CreditSpend, idempotencyKeyHash keyHash: [UInt8], callsPerCharge: Int, nowMillis: Int64, expiresMillis: Int64
+    ) throws(StoreError) -> CreditDecision? {
+        try check()
+        return try inner.spendCredits(spend, idempotencyKeyHash: keyHash, callsPerCharge: callsPerCharge, nowMillis: nowMillis, expiresMillis: expiresMillis)
     }
     func releaseIdempotentCall(deviceID: String, keyHash: [UInt8]) throws(StoreError) -> Int? {
         try check(); return try inner.releaseIdempotentCall(deviceID: deviceID, keyHash: keyHash)

@@ -96,6 +96,7 @@ final class RawUpstream: @unchecked Sendable {
     private let lateSentFlag = Atomic<Bool>(false)
     private let closedCount = Atomic<Int>(0)
     private let acceptedCount = Atomic<Int>(0)
+    private let requestCounter = Atomic<Int>(0)
     let port: UInt16
 
     /// True once the unasked bytes were sent (what a test waits for before its next call).
@@ -104,6 +105,8 @@ final class RawUpstream: @unchecked Sendable {
     var closedConnections: Int { closedCount.load(ordering: .acquiring) }
     /// Connections accepted so far.
     var acceptedConnections: Int { acceptedCount.load(ordering: .acquiring) }
+    /// Requests answered so far (each head counted as its answer is sent).
+    var requestCount: Int { requestCounter.load(ordering: .acquiring) }
 
     /// - Parameter closeAfterAnswer: close the connection right after sending `answer` (a provider
     ///   that fails mid-body when `answer` is shorter than its head says).
@@ -143,6 +146,7 @@ final class RawUpstream: @unchecked Sendable {
             pending += buffer[0..<count]
             while let end = pending.firstRange(of: Array("\r\n\r\n".utf8)) {
                 pending.removeSubrange(0..<end.upperBound)
+                requestCounter.add(1, ordering: .releasing)
                 _ = answer.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 if closeAfterAnswer { return }
                 if let late, !sentLate {
