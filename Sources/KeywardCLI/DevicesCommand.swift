@@ -42,6 +42,16 @@ enum DevicesCommand {
         exit codes: 0 done, 1 not found or failure, 2 usage error
         """
 
+    /// The flags each action takes (`--help` aside), as its usage line lists them.
+    static let flagsByAction: [String: Set<String>] = [
+        "list": ["config", "before"],
+        "show": ["config", "id"],
+        "revoke": ["config", "id", "before", "dry-run", "yes", "unattested"],
+        "unrevoke": ["config", "id"],
+        "set-tier": ["config"],
+        "usage": ["config", "day", "top", "json"],
+    ]
+
     static func run(_ arguments: [String]) -> Int32 {
         guard let options = CLIOutput.options(arguments, command: "devices", usage: usage, valueFlags: ["config", "id", "before", "day", "top"],
                                                switchFlags: ["dry-run", "yes", "json", "unattested"], positional: 1...3)
@@ -53,6 +63,14 @@ enum DevicesCommand {
         }
         guard options.positional.count == (action == "set-tier" ? 3 : 1) else {
             CLIOutput.error("keyward devices \(action): \(action == "set-tier" ? "expected DEVICE TIER" : "unexpected argument")\n\n\(usage)")
+            return 2
+        }
+        // Every flag is parsed for the whole family; one another action takes is refused as any
+        // unknown flag is (exit 2), never silently ignored (`list --json`: only usage has JSON).
+        let accepted = flagsByAction[action] ?? []
+        if let stray = (Set(options.values.keys).union(options.switches).subtracting(["help"])).subtracting(accepted).sorted().first {
+            let takes = accepted.sorted().map { "--" + $0 }.joined(separator: ", ")
+            CLIOutput.error("keyward devices \(action): unknown flag --\(stray) for \(action) (it takes \(takes))\n\n\(usage)")
             return 2
         }
         if action == "set-tier" { return setTier(options) }
@@ -83,14 +101,7 @@ enum DevicesCommand {
                 return 2
             }
         default:
-            guard !options.has("unattested") else {
-                CLIOutput.error("keyward devices \(action): --unattested belongs to revoke\n\n\(usage)")
-                return 2
-            }
-            guard !options.has("dry-run"), !options.has("yes") else {
-                CLIOutput.error("keyward devices \(action): --dry-run and --yes belong to revoke --before or revoke --unattested\n\n\(usage)")
-                return 2
-            }
+            break
         }
         guard let configuration = CLIOutput.configuration(options, command: "devices") else { return 1 }
         do {

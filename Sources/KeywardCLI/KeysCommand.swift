@@ -14,12 +14,16 @@ enum KeysCommand {
                   kept unless --force) or standard output, and prints its key id (kid, RFC 7638
                   thumbprint) on standard error. Point KEYWARD_SESSION_KEY_FILE at FILE.
         rotate    appends the current key's public half to the retired file, then replaces the key
-                  file with a new key. Point KEYWARD_SESSION_KEY_FILE at the key file and
-                  KEYWARD_SESSION_KEYS_RETIRED_FILE at the retired file, then SIGHUP (or restart)
-                  the instance: new sessions are signed with the new key, sessions signed with the
-                  old one keep working until they expire. After one session TTL, the retired file
-                  can be emptied. With several instances this is not enough (one would sign with a
-                  key the others do not know yet): follow README, "Rotating the session key".
+                  file with a new key. If the running instance was started with
+                  KEYWARD_SESSION_KEY_FILE at the key file and KEYWARD_SESSION_KEYS_RETIRED_FILE at
+                  the retired file, SIGHUP it: new sessions are signed with the new key, sessions
+                  signed with the old one keep working until they expire. A SIGHUP re-reads those
+                  files but never the environment: if the instance was started without
+                  KEYWARD_SESSION_KEYS_RETIRED_FILE (or with other files), restart it with both set,
+                  because a SIGHUP would sign with the new key and refuse every session of the old
+                  one (401 kid_unknown). After one session TTL, the retired file can be emptied.
+                  With several instances this is not enough (one would sign with a key the others
+                  do not know yet): follow README, "Rotating the session key".
         kid       prints the key id of a key file.
 
         exit codes: 0 done, 1 failure, 2 usage error
@@ -54,7 +58,11 @@ enum KeysCommand {
                 let next = try ECPrivateKey.generate(.p256)
                 try writePrivate(try next.pkcs8PEM, to: keyFile)
                 print("retired kid \(SessionKeySet.thumbprintKID(for: current.publicKey)) (kept for verification in \(retiredFile))")
-                print("active  kid \(SessionKeySet.thumbprintKID(for: next.publicKey)) (\(keyFile)); SIGHUP the instance to sign with it")
+                print("active  kid \(SessionKeySet.thumbprintKID(for: next.publicKey)) (\(keyFile))")
+                // A SIGHUP re-reads the files the process was started with, never its environment.
+                print("SIGHUP an instance started with KEYWARD_SESSION_KEY_FILE=\(keyFile) and "
+                    + "KEYWARD_SESSION_KEYS_RETIRED_FILE=\(retiredFile) to sign with it; one started without "
+                    + "that retired file needs a restart with both set, or its sessions are refused (401 kid_unknown)")
                 return 0
             case "kid" where options.positional.count == 1:
                 let key = try readKey(try options.required("key-file"))

@@ -12,6 +12,8 @@ public final class SessionIssuer: Sendable {
     private let keys: SessionKeySet
     private let issuer: String
     private let ttlSeconds: Int64
+    /// The `kid` of the key that signs (RFC 7515 §4.1.4).
+    public var activeKID: String { keys.activeKID }
     /// `base64url(header)` is the same for every token: encode it once.
     private let encodedHeader: String
 

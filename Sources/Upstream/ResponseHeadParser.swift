@@ -81,11 +81,17 @@ struct ResponseHeadParser {
     /// than guess a body length (libcurl would take the last one). A head with both
     /// `Transfer-Encoding` and `Content-Length` "ought to be handled as an error" (item 3: the mark
     /// of response splitting); Keyward does, as nginx does with an upstream's.
+    ///
+    /// `Transfer-Encoding`, all its fields taken as one list (RFC 9110 §5.3), must be exactly the
+    /// single coding `chunked` (§6.1, §7): libcurl removes the chunked framing only (content
+    /// decoding is off), so any other coding (`gzip, chunked`, `chunked, chunked`, `identity`)
+    /// would reach the client as bytes with no label saying how to decode them.
     private static func checkFraming(_ headers: [(String, String)]) throws(UpstreamError) {
         if headers.contains(where: { HTTPBytes.equalsIgnoringCase($0.0, staticLowercased: "transfer-encoding") }) {
             if headers.contains(where: { HTTPBytes.equalsIgnoringCase($0.0, staticLowercased: "content-length") }) {
                 throw .protocolError("both Transfer-Encoding and Content-Length")
             }
+            guard isOnlyChunked(headers) else { throw .protocolError("transfer coding other than chunked") }
             return
         }
         var length: UInt64?
@@ -118,6 +124,23 @@ struct ResponseHeadParser {
             }
             try closeItem()
         }
+    }
+
+    /// Whether the `Transfer-Encoding` fields' list items, OWS trimmed and empty items skipped
+    /// (RFC 9110 §5.6.1), are exactly one `chunked`, compared case-insensitively (§7).
+    private static func isOnlyChunked(_ headers: [(String, String)]) -> Bool {
+        var codings = 0
+        for (name, value) in headers where HTTPBytes.equalsIgnoringCase(name, staticLowercased: "transfer-encoding") {
+            for item in value.split(separator: ",", omittingEmptySubsequences: false) {
+                var coding = item
+                while let first = coding.first, first == " " || first == "\t" { coding.removeFirst() }
+                while let last = coding.last, last == " " || last == "\t" { coding.removeLast() }
+                if coding.isEmpty { continue }
+                codings += 1
+                guard codings == 1, HTTPBytes.equalsIgnoringCase(String(coding), staticLowercased: "chunked") else { return false }
+            }
+        }
+        return codings == 1
     }
 
     /// RFC 9110 §5.5: field values are visible characters, SP, HTAB and obs-text; a bare CR, NUL

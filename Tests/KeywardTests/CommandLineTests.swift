@@ -190,6 +190,23 @@ final class CommandLineTests: XCTestCase {
         }
     }
 
+    func testADevicesFlagOfAnotherActionIsAUsageError() throws {
+        // Refused before the configuration is read: the missing file would be exit 1, not 2.
+        let missing = "/nonexistent/keyward.toml"
+        for (arguments, flag) in [
+            (["devices", "list", "--json"], "--json"), (["devices", "show", "--id", "d1", "--top", "3"], "--top"),
+            (["devices", "list", "--unattested"], "--unattested"), (["devices", "unrevoke", "--id", "d1", "--yes"], "--yes"),
+            (["devices", "usage", "--before", "2026-01-01"], "--before"), (["devices", "set-tier", "d1", "pro", "--json"], "--json"),
+        ] {
+            let result = try KeywardBinary.run(arguments + ["--config", missing], environment: [:])
+            XCTAssertEqual(result.status, 2, "\(arguments): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains("unknown flag \(flag) for \(arguments[1])"), result.stderr)
+            XCTAssertEqual(result.stdout, "", "\(arguments)")
+        }
+        // The family's one JSON mode still parses (and then fails on the missing file: exit 1).
+        XCTAssertEqual(try KeywardBinary.run(["devices", "usage", "--json", "--config", missing], environment: [:]).status, 1)
+    }
+
     func testCheckConfigAndServeRefuseAnAppKeyOrDeviceCheckSecretThatIsMissingOrMalformed() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }

@@ -97,6 +97,10 @@ final class ProxyEndToEndTests: XCTestCase {
         let notAllowed = try env.client.call("DELETE", "/p/chat/v1/models", headers: [env.bearer(token)])
         XCTAssertEqual(notAllowed.status, 403)
         XCTAssertEqual(errorCode(notAllowed.body), "forbidden")
+        // A GET rule admits GET only: HEAD needs a rule of its own (RFC 9110 §9.1: methods are exact).
+        let head = try env.client.call("HEAD", "/p/chat/v1/models", headers: [env.bearer(token)])
+        XCTAssertEqual(head.status, 403)
+        XCTAssertEqual(env.lastReason(route: "proxy"), "not_allowlisted")
         let otherPath = try env.client.call("GET", "/p/chat/v1/secrets", headers: [env.bearer(token)])
         XCTAssertEqual(otherPath.status, 403)
         let tooLarge = try env.client.call("POST", "/p/chat/v1/chat/completions", headers: [env.bearer(token)], body: Array(repeating: 0x61, count: 2048))

@@ -95,6 +95,16 @@ final class ProxyUpstreamFramingTests: XCTestCase {
         XCTAssertEqual(result.reason, "upstream_protocol")
     }
 
+    func testACodingBesideChunkedIsAnUpstreamError() throws {
+        // libcurl removes the chunking only; relaying the rest as plain chunked would hand the
+        // client gzip bytes with no label. The 502 comes before any byte of the answer.
+        let result = try call(answer: "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n")
+        XCTAssertEqual(result.status, 502)
+        XCTAssertEqual(result.body, #"{"error":"upstream_error"}"#)
+        XCTAssertEqual(result.reason, "upstream_protocol")
+        XCTAssertNil(result.headers("content-encoding"))
+    }
+
     func testDisagreeingLengthsAreAnUpstreamError() throws {
         let result = try call(answer: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nhi!")
         XCTAssertEqual(result.status, 502)

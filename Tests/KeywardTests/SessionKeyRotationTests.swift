@@ -141,6 +141,38 @@ final class SessionKeyRotationTests: XCTestCase {
         XCTAssertTrue(lines[2].contains("\"signing_kid\":\"\(newKID)\",\"verify_only_kids\":\"\""), lines[2])
     }
 
+    func testANewSigningKeyWithNoRetiredKeysIsReloadedWithAWarning() throws {
+        // What a SIGHUP after `keys rotate` does in a process that was never given the retired file.
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let oldKey = try ECPrivateKey.generate(.p256)
+        let newKey = try ECPrivateKey.generate(.p256)
+        let files = KeyFiles(signing: folder.path + "/key.pem", verifyOnly: folder.path + "/retired.pem")
+        try files.write(signing: oldKey, verifyOnly: [])
+        let env = try TestDeployment(sessionKeys: files.read)
+        defer { env.shutdown() }
+        let (_, oldToken) = try env.session()
+        let oldKID = SessionKeySet.thumbprintKID(for: oldKey.publicKey)
+
+        // The same key again: no warning.
+        XCTAssertTrue(env.deployment.server.reload())
+        try files.write(signing: newKey, verifyOnly: [])
+        XCTAssertTrue(env.deployment.server.reload())
+        let lines = env.logLines.filter { $0.contains("\"event\":\"session_keys_reloaded\"") }
+        XCTAssertEqual(lines.count, 2)
+        XCTAssertFalse(lines[0].contains("\"warning\""), lines[0])
+        XCTAssertTrue(lines[1].contains("\"warning\":\"the signing key changed and no retired keys are configured"), lines[1])
+        XCTAssertTrue(lines[1].contains("(kid \(oldKID))"), lines[1])
+        XCTAssertEqual(try env.client.call("GET", "/p/chat/v1/models", headers: [env.bearer(oldToken)]).status, 401)
+
+        // A change with the old key kept as verify-only: no warning.
+        let nextKey = try ECPrivateKey.generate(.p256)
+        try files.write(signing: nextKey, verifyOnly: [newKey])
+        XCTAssertTrue(env.deployment.server.reload())
+        let third = try XCTUnwrap(env.logLines.filter { $0.contains("\"event\":\"session_keys_reloaded\"") }.last)
+        XCTAssertFalse(third.contains("\"warning\""), third)
+    }
+
     func testABrokenKeyFileKeepsTheKeysInForce() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }

@@ -79,6 +79,25 @@ final class ResponseHeadParserTests: XCTestCase {
         XCTAssertEqual(coded.last, .head(status: 200))
     }
 
+    func testATransferCodingOtherThanOneChunkedIsAProtocolError() {
+        // libcurl removes the chunked framing only: any other coding would reach the client unlabelled.
+        for codings in [["gzip, chunked"], ["chunked, chunked"], ["identity"], ["gzip"], ["gzip", "chunked"],
+                        ["chunked", "chunked"], [""], [" , "]] {
+            let lines = ["HTTP/1.1 200 OK\r\n"] + codings.map { "Transfer-Encoding: \($0)\r\n" } + ["\r\n"]
+            XCTAssertThrowsError(try feed(lines), "\(codings)") {
+                XCTAssertEqual(($0 as? UpstreamError)?.reason, "upstream_protocol")
+            }
+        }
+    }
+
+    func testOneChunkedCodingInAnyCaseOrSpacingIsAccepted() throws {
+        for value in ["Chunked", " chunked ", "CHUNKED", "\tchunked", "chunked, ", ", chunked"] {
+            let (events, parser) = try feed(["HTTP/1.1 200 OK\r\n", "Transfer-Encoding:\(value)\r\n", "\r\n"])
+            XCTAssertEqual(events.last, .head(status: 200), "\(value)")
+            XCTAssertEqual(parser.headers.count, 1)
+        }
+    }
+
     func testAHeadOverEightKibibytesIsAProtocolError() throws {
         let field = "X-Big: " + String(repeating: "v", count: 1000) + "\r\n"
         let lines = ["HTTP/1.1 200 OK\r\n"] + Array(repeating: field, count: 8) + ["\r\n"]

@@ -24,6 +24,8 @@ final class SessionKeysInForce: Sendable {
 
     /// Signs new sessions.
     var issuer: SessionIssuer { pair.withLock { $0.issuer } }
+    /// The `kid` of the key signing new sessions.
+    var activeKID: String { issuer.activeKID }
     /// Verifies tokens against the keys in force.
     var verifier: SessionVerifier { pair.withLock { $0.verifier } }
 

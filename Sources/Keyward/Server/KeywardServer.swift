@@ -152,10 +152,19 @@ public final class KeywardServer: Sendable {
         if let reloadSessionKeys {
             do {
                 let keys = try reloadSessionKeys()
+                let previousKID = service.sessionKeysInForce.activeKID
                 try service.replaceSessionKeys(keys)
                 var line = service.logger.line("session_keys_reloaded")
                 line.add("signing_kid", keys.activeKID)
                 line.add("verify_only_kids", keys.verifyOnlyKIDs.joined(separator: ","))
+                // A new signing key with nothing kept to verify the old one's tokens: every live
+                // session is refused from now on. Usually the retired-keys file was never given to
+                // this process (an environment variable set after start is not seen by a SIGHUP).
+                if keys.activeKID != previousKID, keys.verifyOnlyKIDs.isEmpty {
+                    line.add("warning", "the signing key changed and no retired keys are configured: sessions signed by the "
+                        + "previous key (kid \(previousKID)) are refused (401 kid_unknown); to keep them, list it in "
+                        + "KEYWARD_SESSION_KEYS_RETIRED as this process reads it (set at start) and SIGHUP again")
+                }
                 service.logger.emit(line)
             } catch {
                 succeeded = false

@@ -30,6 +30,9 @@ final class KeywardConfigurationTests: XCTestCase {
         XCTAssertEqual(configuration.proxyListen, ListenAddress(host: "127.0.0.1", port: 8080))
         XCTAssertEqual(configuration.adminListen, ListenAddress(host: "127.0.0.1", port: 9090))
         XCTAssertEqual(configuration.storeURL, "sqlite:///var/lib/keyward/keyward.sqlite")
+        // The example shows the defaults it claims to.
+        XCTAssertEqual(configuration.storePoolSize, KeywardConfiguration().storePoolSize)
+        XCTAssertEqual(configuration.storeOperationTimeoutMillis, KeywardConfiguration().storeOperationTimeoutMillis)
         XCTAssertEqual(configuration.apple, AppleSettings(teamID: "ABCDE12345", bundleIDs: ["com.example.keyward"], environment: .production))
         XCTAssertNil(configuration.android)
         XCTAssertEqual(configuration.providersPath, root + "/providers.toml")
