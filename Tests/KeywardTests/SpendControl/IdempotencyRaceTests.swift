@@ -27,6 +27,16 @@ final class IdempotencyRaceTests: XCTestCase {
         }, settings: { $0.spend = spend })
     }
 
+    /// `start` with `[held]` let go at once: `[ok]` is the provider the test calls.
+    private func startWithOkAnsweringAtOnce() throws -> RawUpstream {
+        let held = try HeldUpstream(answer: CreditReleaseTests.answer(503))
+        let ok = try RawUpstream(answer: CreditReleaseTests.answer(200))
+        upstreams = [held, ok]
+        try start(held: held, ok: ok)
+        held.release()
+        return ok
+    }
+
     /// How many `credit_release` store operations finished (each one's write is done when counted).
     private func releasesFinished() -> Int {
         let text = env.deployment.service.asyncStore.renderMetrics()
@@ -111,11 +121,7 @@ final class IdempotencyRaceTests: XCTestCase {
     /// charge (the claim's calls), each later one pays on its own until the budget (100 credits,
     /// 10 a call) is spent: exactly 13 answered per device, the rest refused.
     func testFiftyConcurrentCallsWithOneKeyShareOneChargePerFourCallsThenPayUntilTheBudgetIsSpent() throws {
-        let held = try HeldUpstream(answer: CreditReleaseTests.answer(503))
-        let ok = try RawUpstream(answer: CreditReleaseTests.answer(200))
-        upstreams = [held, ok]
-        try start(held: held, ok: ok)
-        held.release()
+        _ = try startWithOkAnsweringAtOnce()
         let (device, token) = try env.session()
         let (other, otherToken) = try env.session()
         let day = SpendSettings.day(ofSeconds: env.deployment.time.nowSeconds())
@@ -137,11 +143,7 @@ final class IdempotencyRaceTests: XCTestCase {
     /// A device whose budget is spent cannot go on calling by repeating one keyed call: past the
     /// claim's four calls every repeat is charged, and refused once the budget is gone.
     func testRepeatsOfOneKeyPastTheClaimsCallsAreRefusedOnceTheBudgetIsSpent() throws {
-        let held = try HeldUpstream(answer: CreditReleaseTests.answer(503))
-        let ok = try RawUpstream(answer: CreditReleaseTests.answer(200))
-        upstreams = [held, ok]
-        try start(held: held, ok: ok)
-        held.release()
+        let ok = try startWithOkAnsweringAtOnce()
         let (device, token) = try env.session()
         let day = SpendSettings.day(ofSeconds: env.deployment.time.nowSeconds())
         func call(_ key: String?) throws -> Int {
