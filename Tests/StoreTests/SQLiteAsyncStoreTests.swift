@@ -85,6 +85,21 @@ final class SQLiteAsyncStoreTests: XCTestCase {
         second.shutdown()
     }
 
+    /// A symbolic link to the database is the same database: its limits lock is the target's.
+    func testASecondProcessThroughASymlinkToTheDatabaseIsRefused() throws {
+        let harness = try SQLiteHarness()
+        let first = try harness.openAsync()
+        defer { first.shutdown() }
+        let alias = harness.path + ".alias"
+        try FileManager.default.createSymbolicLink(atPath: alias, withDestinationPath: harness.path)
+        defer { try? FileManager.default.removeItem(atPath: alias) }
+        XCTAssertThrowsError(try AsyncStore(store: SQLiteStore(path: alias), nowMillis: AdmissionsConformance.start)) { error in
+            XCTAssertEqual((error as? StoreError)?.reason, "sqlite_limits_locked")
+        }
+        XCTAssertEqual(SQLiteAdmissions.lockPath(databasePath: alias), SQLiteAdmissions.lockPath(databasePath: harness.path))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: alias + ".limits.lock"))
+    }
+
     func testALockedDatabaseAnswersTimeoutAtTheDeadlineAndRecovers() throws {
         let harness = try SQLiteHarness()
         var configuration = AsyncStore.Configuration()

@@ -10,7 +10,11 @@ import Limits
 /// so the windows survive restarts and crashes (an admission answered `.allowed` was committed).
 /// Only one process may decide over a database: opening takes an exclusive `flock` on
 /// `<database>.limits.lock` and fails with `sqlite_limits_locked` while another process holds it
-/// (two engines over one file would each admit the full limit).
+/// (two engines over one file would each admit the full limit). `<database>` is the file's
+/// resolved path (`realpath(3)`: symbolic links and `.`/`..` followed), so a second process
+/// opening the database through a symbolic link or another spelling of the path meets the same
+/// lock. A hard link to the database file is still a different name and escapes the lock: the
+/// lock file would have to be keyed by device and inode to catch it.
 final class SQLiteAdmissions: RateAdmissions, @unchecked Sendable {
     let engine: LimitsEngine
     let journal: AdmissionJournal
@@ -23,7 +27,7 @@ final class SQLiteAdmissions: RateAdmissions, @unchecked Sendable {
     ///   - watch: answers admissions whose commit takes longer than the operation deadline.
     ///   - nowMillis: the clock at start, to skip admissions that no longer count.
     init(store: SQLiteStore, watch: DeadlineWatch, nowMillis: Int64, engine: LimitsEngine = LimitsEngine()) throws(StoreError) {
-        let lockPath = store.path + ".limits.lock"
+        let lockPath = Self.lockPath(databasePath: store.path)
         let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw StoreError(.unavailable, "sqlite_limits_lock", detail: "cannot open \(lockPath): \(String(cString: strerror(errno)))")
@@ -48,6 +52,15 @@ final class SQLiteAdmissions: RateAdmissions, @unchecked Sendable {
     }
 
     deinit { close() }
+
+    /// The limits lock's path: `<resolved database path>.limits.lock`. The store has created the
+    /// database file by now, so `realpath(3)` resolves it; if it cannot (the file vanished), the
+    /// path as given is used and opening the database's journal reports the fault.
+    static func lockPath(databasePath: String) -> String {
+        guard let resolved = realpath(databasePath, nil) else { return databasePath + ".limits.lock" }
+        defer { free(resolved) }
+        return String(cString: resolved) + ".limits.lock"
+    }
 
     /// Stops the journal (what is queued still commits) and releases the limits lock, so another
     /// process may decide from now on. Idempotent.
