@@ -52,6 +52,10 @@ enum KeysCommand {
             case "rotate" where options.positional.count == 1:
                 let keyFile = try options.required("key-file")
                 let retiredFile = try options.required("retired-file")
+                if namesTheSameFile(keyFile, retiredFile) {
+                    throw CommandLineOptions.UsageError("--key-file and --retired-file name the same file (\(keyFile)); "
+                        + "rotating would replace the retired public key with the new private key, so give --retired-file another file")
+                }
                 let current = try readKey(keyFile)
                 let retired = (try? String(contentsOfFile: retiredFile, encoding: .utf8)) ?? ""
                 try writePrivate(retired + pem(current.publicKey), to: retiredFile)
@@ -94,6 +98,29 @@ enum KeysCommand {
             throw ServiceAssembly.Problem("the key file \(path) is not a PKCS#8 PEM private key (-----BEGIN PRIVATE KEY-----); "
                 + "give --key-file the session key's file, as `keyward keys generate` writes it")
         }
+    }
+
+    /// Whether `first` and `second` are one file: equal resolved paths (`realpath(3)`, so a
+    /// symbolic link meets its target; a file not made yet resolves through its folder), or, when
+    /// both exist, the same device and inode (a hard link).
+    static func namesTheSameFile(_ first: String, _ second: String) -> Bool {
+        if resolved(first) == resolved(second) { return true }
+        var a = stat(), b = stat()
+        guard stat(first, &a) == 0, stat(second, &b) == 0 else { return false }
+        return a.st_dev == b.st_dev && a.st_ino == b.st_ino
+    }
+
+    /// `path` with symbolic links, `.` and `..` resolved; for a file that does not exist yet, its
+    /// resolved folder and its name; as given when neither resolves.
+    private static func resolved(_ path: String) -> String {
+        if let real = realpath(path, nil) {
+            defer { free(real) }
+            return String(cString: real)
+        }
+        let url = URL(fileURLWithPath: path)
+        guard let folder = realpath(url.deletingLastPathComponent().path, nil) else { return url.standardizedFileURL.path }
+        defer { free(folder) }
+        return String(cString: folder) + "/" + url.lastPathComponent
     }
 
     /// A public key as a SubjectPublicKeyInfo PEM block.

@@ -347,6 +347,30 @@ final class CommandLineTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: folder.path + "/retired.pem"), "rotate wrote the retired file before failing")
     }
 
+    /// `keys rotate` with one file as both the key and the retired file (by name, by another
+    /// spelling, through a symbolic link) is a usage error that writes nothing: rotating would
+    /// leave only the new key in it and lose the old one.
+    func testKeysRotateRefusesTheKeyFileAsItsOwnRetiredFile() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let pem = try ECPrivateKey.generate(.p256).pkcs8PEM
+        let keyFile = try folder.write("cur.pem", pem)
+        let link = folder.path + "/retired-link.pem"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: keyFile)
+        for retired in [keyFile, folder.path + "/./cur.pem", link] {
+            let result = try KeywardBinary.run(["keys", "rotate", "--key-file", keyFile, "--retired-file", retired])
+            XCTAssertEqual(result.status, 2, "\(retired): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains("--key-file and --retired-file name the same file"), result.stderr)
+            XCTAssertEqual(try String(contentsOfFile: keyFile, encoding: .utf8), pem, "\(retired): the key file was rewritten")
+        }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted(), ["cur.pem", "retired-link.pem"])
+        // The control: another retired file rotates.
+        let rotated = try KeywardBinary.run(["keys", "rotate", "--key-file", keyFile, "--retired-file", folder.path + "/retired.pem"])
+        XCTAssertEqual(rotated.status, 0, rotated.stderr)
+        XCTAssertNotEqual(try String(contentsOfFile: keyFile, encoding: .utf8), pem)
+        XCTAssertTrue(try String(contentsOfFile: folder.path + "/retired.pem", encoding: .utf8).hasPrefix("-----BEGIN PUBLIC KEY-----"))
+    }
+
     // MARK: serve, SIGHUP, mint, devices
 
     func testServeReloadsOnSIGHUPKeepingTheOldRegistryWhenTheNewOneIsBroken() throws {
