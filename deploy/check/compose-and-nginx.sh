@@ -5,7 +5,8 @@
 #     readiness_grace_seconds + drain_seconds, and every secret file it names is declared;
 #   - nginx: `nginx -t` accepts the site (a throwaway certificate stands in for deploy/tls/), and
 #     it re-resolves Keyward (resolver + a variable in proxy_pass), sets X-Forwarded-For and
-#     limits the handshake routes.
+#     limits the handshake routes: every handshake route README.md names (its "handshake route
+#     (`/v1/…`, …)" lists) is matched by the location that has the handshake limit_req.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 /usr/bin/python3 - deploy/compose.yaml deploy/keyward.toml <<'PY'
@@ -44,6 +45,31 @@ site=deploy/nginx-tls.conf
 for needle in 'resolver 127.0.0.11' 'proxy_pass $keyward' 'proxy_set_header X-Forwarded-For' 'limit_req  zone=keyward_handshake' 'limit_conn keyward_clients'; do
   grep -qF "$needle" "$site" || { echo "nginx check: FAIL: $site lacks '$needle'" >&2; exit 1; }
 done
+/usr/bin/python3 - README.md "$site" <<'PY'
+import re, sys
+readme = " ".join(open(sys.argv[1]).read().split())
+site = open(sys.argv[2]).read()
+routes = set()
+for listed in re.findall(r"handshake routes? \(([^)]*)\)", readme):
+    routes.update(re.findall(r"`(/v1/[^`]*)`", listed))
+if not routes:
+    sys.exit("nginx check: FAIL: README.md names no handshake routes (\"handshake route (`/v1/…`, …)\")")
+# Each regex location with its body (nginx's locations here hold no nested blocks).
+locations = re.findall(r"location\s+~\*?\s+(\S+)\s*\{([^}]*)\}", site)
+limited = [pattern for pattern, body in locations if "zone=keyward_handshake" in body]
+if not limited:
+    sys.exit(f"nginx check: FAIL: {sys.argv[2]} has no regex location with limit_req zone=keyward_handshake")
+problems = []
+for route in sorted(routes):
+    # /v1/attest/* stands for each platform's route; nginx takes the first regex location that matches.
+    for path in [route.replace("*", platform) for platform in ("ios", "android")] if "*" in route else [route]:
+        first = next((pattern for pattern, _ in locations if re.search(pattern, path)), None)
+        if first is None or first not in limited:
+            problems.append(f"{path} is not in the handshake-limited location")
+if problems:
+    sys.exit("nginx check: FAIL: " + "; ".join(problems))
+print("ok   nginx handshake limit covers README's handshake routes: " + ", ".join(sorted(routes)))
+PY
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/tls"
