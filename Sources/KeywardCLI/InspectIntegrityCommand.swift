@@ -55,9 +55,10 @@ enum InspectIntegrityCommand {
     static func inspect(_ arguments: [String], now: () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }) throws -> (String, Int32) {
         let options = try CommandLineOptions(
             arguments,
-            valueFlags: ["token", "decryption-key", "verification-key", "verdict", "package", "certificate-digest",
+            valueFlags: ["token", "decryption-key", "verification-key", "verdict",
                          "challenge-b64", "install-id", "binding-b64", "mode", "max-age-seconds", "at", "at-millis"],
-            switchFlags: ["require-strong-integrity", "allow-unlicensed", "json"])
+            switchFlags: ["require-strong-integrity", "allow-unlicensed", "json"],
+            repeatableFlags: ["package", "certificate-digest"])
         if let extra = options.positional.first { throw CommandLineOptions.UsageError("unexpected argument '\(extra)'") }
         let policy = try policy(options)
         let binding = try binding(options)

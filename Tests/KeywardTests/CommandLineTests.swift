@@ -72,6 +72,22 @@ final class CommandLineTests: XCTestCase {
         XCTAssertFalse(process.isRunning, "SIGTERM did not stop demo --keep-running")
     }
 
+    /// `sessions mint --device dev-a --device dev-b` mints for neither: the repeated flag is a
+    /// usage error naming it (before any configuration or store is read).
+    func testAFlagGivenTwiceIsAUsageErrorNamingTheFlag() throws {
+        let cases: [([String], String)] = [
+            (["sessions", "mint", "--device", "dev-a", "--device", "dev-b"], "--device"),
+            (["check-config", "--config", "a.toml", "--config=b.toml"], "--config"),
+            (["keys", "generate", "--force", "--force"], "--force"),
+        ]
+        for (arguments, flag) in cases {
+            let result = try KeywardBinary.run(arguments)
+            XCTAssertEqual(result.status, 2, "\(arguments): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains("\(flag) given more than once"), "\(arguments): \(result.stderr)")
+            XCTAssertEqual(result.stdout, "", "\(arguments)")
+        }
+    }
+
     func testUnknownSubcommandAndFlagAreUsageErrors() throws {
         XCTAssertEqual(try KeywardBinary.run(["frobnicate"]).status, 2)
         XCTAssertEqual(try KeywardBinary.run(["check-config", "--no-such-flag"]).status, 2)
