@@ -31,7 +31,7 @@ let package = Package(
         // The header type and RFC 9110 field bytes (token table, case folding) every HTTP module shares.
         .target(name: "HTTPFields"),
         // TOML into Decodable values with file:line:key errors, for keyward.toml and providers.toml.
-        .target(name: "TOMLDecoding", dependencies: ["CTOML"]),
+        .target(name: "TOMLDecoding", dependencies: ["CTOML", "KeywardSupport"]),
 
         // Core modules: no server code, no clock, store or network they are not handed.
         .target(name: "KeywardCrypto", dependencies: ["COpenSSL", "CShims", "KeywardSupport"]),
@@ -53,7 +53,7 @@ let package = Package(
             name: "Keyward",
             dependencies: [
                 "KeywardCrypto", "CBOR", "AppAttest", "PlayIntegrity", "Sessions",
-                "TOMLDecoding", "ProviderRegistry", "Limits", "Store", "HTTPServer", "Upstream", "CShims",
+                "TOMLDecoding", "ProviderRegistry", "Limits", "Store", "HTTPServer", "Upstream", "CShims", "KeywardSupport",
             ]
         ),
         // The production executable: the operator's commands. It links no simulator and no test

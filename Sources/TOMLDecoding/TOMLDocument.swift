@@ -1,3 +1,4 @@
+import KeywardSupport
 import CTOML
 
 #if canImport(Glibc)
@@ -113,27 +114,13 @@ public struct TOMLDocument: Sendable {
     }
 }
 
-/// Reads a whole UTF-8 text file with the C library (no Foundation), bounded to 4 MiB.
+/// Reads a whole UTF-8 text file with the C library (no Foundation), bounded to 4 MiB. Anything
+/// but a regular file (a named pipe, a directory, a device) is refused before it is read, so a
+/// FIFO given as the configuration fails at once instead of blocking start-up.
 func readTextFile(_ filePath: String) throws(ConfigErrors) -> String {
-    let limit = 4 << 20
-    guard let file = fopen(filePath, "rb") else {
-        throw ConfigErrors(ConfigError(file: filePath, line: 0, key: "", message: "cannot open the file (\(String(cString: strerror(errno))))"))
-    }
-    defer { fclose(file) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65_536)
-    while true {
-        let count = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, file) }
-        if count > 0 { bytes.append(contentsOf: chunk[0..<count]) }
-        if bytes.count > limit {
-            throw ConfigErrors(ConfigError(file: filePath, line: 0, key: "", message: "file larger than 4 MiB"))
-        }
-        if count < chunk.count {
-            if ferror(file) != 0 {
-                throw ConfigErrors(ConfigError(file: filePath, line: 0, key: "", message: "cannot read the file"))
-            }
-            break
-        }
+    let bytes: [UInt8]
+    do { bytes = try RegularFile.read(filePath, limit: 4 << 20) } catch {
+        throw ConfigErrors(ConfigError(file: filePath, line: 0, key: "", message: error.description))
     }
     guard let text = String(validating: bytes, as: UTF8.self) else {
         throw ConfigErrors(ConfigError(file: filePath, line: 0, key: "", message: "not valid UTF-8"))

@@ -195,6 +195,43 @@ final class CommandLineTests: XCTestCase {
         }
     }
 
+    /// A named pipe given as the configuration, the providers file or a `*_FILE` secret is refused
+    /// at once, naming the file (reading it would block until something writes to the pipe).
+    func testConfigProvidersAndSecretFilesThatAreFIFOsAreRefusedAtOnce() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let fifo = folder.path + "/named.pipe"
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0, String(cString: strerror(errno)))
+        let providers = try folder.write("providers.toml", """
+            [p]
+            base_url = "https://api.example.com"
+            secret = "P_KEY"
+            auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
+            allow = [ { method = "GET", path = "/v1/*" } ]
+            """)
+        let config = try folder.write("keyward.toml", "providers_file = \"providers.toml\"\n")
+        let pipedProviders = try folder.write("piped.toml", "providers_file = \"named.pipe\"\n")
+        let session = ["KEYWARD_SESSION_KEY": Self.sessionKeyPEM]
+        let refusal = "\(fifo): not a regular file but a named pipe (FIFO)"
+        let cases: [([String], [String: String])] = [
+            (["check-config", "--config", fifo], session),
+            (["check-config", "--config", pipedProviders], session.merging(["P_KEY": "k"]) { $1 }),
+            (["check-config", "--config", config, "--providers", fifo], session.merging(["P_KEY": "k"]) { $1 }),
+            (["check-config", "--config", config], session.merging(["P_KEY_FILE": fifo]) { $1 }),
+            (["serve", "--config", fifo], session),
+        ]
+        for (arguments, environment) in cases {
+            // A hang is the fault under test: 20 s is far beyond a refusal and fails the case.
+            let result = try KeywardBinary.run(arguments, environment: environment, timeout: 20)
+            XCTAssertEqual(result.status, 1, "\(arguments) \(environment.keys.sorted()): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains(refusal), "\(arguments) \(environment.keys.sorted()): \(result.stderr)")
+        }
+        // The control: the same files without the pipe pass.
+        let good = try KeywardBinary.run(["check-config", "--config", config, "--providers", providers],
+                                         environment: session.merging(["P_KEY": "k"]) { $1 })
+        XCTAssertEqual(good.status, 0, good.stderr)
+    }
+
     /// `check-config` runs the loading and checks `serve` runs (without binding ports): what one
     /// refuses, the other refuses with the same message; what one accepts, the other starts with.
     func testDevicesHelpSaysWhatRevocationStopsAndWhatItDoesNot() throws {

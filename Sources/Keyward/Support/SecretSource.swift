@@ -1,4 +1,5 @@
 import Foundation
+import KeywardSupport
 
 /// Where secrets come from: never the TOML files, which are meant to be checked in.
 ///
@@ -61,8 +62,17 @@ public struct SecretSource: Sendable {
         }
     }
 
+    /// A secret file's text. Anything but a regular file (a named pipe, a directory) is refused
+    /// before it is read, so a FIFO named by `NAME_FILE` fails at once instead of blocking start-up.
     private func read(_ path: String, for name: String) throws(Missing) -> String {
-        guard let data = FileManager.default.contents(atPath: path), let raw = String(data: data, encoding: .utf8) else {
+        let bytes: [UInt8]
+        do { bytes = try RegularFile.read(path, limit: 4 << 20) } catch {
+            switch error {
+            case .notRegular, .tooLarge: throw Missing(name: name, detail: "\(path): \(error)", isAbsent: false)
+            case .cannotOpen, .cannotRead: throw Missing(name: name, detail: "cannot read \(path)", isAbsent: false)
+            }
+        }
+        guard let raw = String(validating: bytes, as: UTF8.self) else {
             throw Missing(name: name, detail: "cannot read \(path)", isAbsent: false)
         }
         let text = Self.droppingOneFinalNewline(raw)
