@@ -154,6 +154,17 @@ final class CommandLineTests: XCTestCase {
         XCTAssertFalse(writable.stderr.contains("warning: store.url"), writable.stderr)
     }
 
+    /// `rate_limit = { }` limits nothing: refused with file, line and key. A day limit below the
+    /// minute limit: a warning with file, line and key, the configuration stays valid.
+    func testCheckConfigRefusesAnEmptyRateLimitAndWarnsOfAnUnreachableMinuteLimit() throws {
+        let empty = try checkConfig(extra: "rate_limit = { }")
+        XCTAssertEqual(empty.status, 1, empty.stderr)
+        XCTAssertTrue(empty.stderr.contains("p.toml:6: p.rate_limit: names no limit"), empty.stderr)
+        let unreachable = try checkConfig(extra: "rate_limit = { per_minute = 10, per_day = 5 }")
+        XCTAssertEqual(unreachable.status, 0, unreachable.stderr)
+        XCTAssertTrue(unreachable.stderr.contains("p.toml:6: p.rate_limit.per_day: warning: per_day (5) is below per_minute (10)"), unreachable.stderr)
+    }
+
     func testCheckConfigWarnsOfASignedProviderWhileIOSIsOff() throws {
         let result = try checkConfig(provider: "signed", extra: "require_assertion = true")
         XCTAssertEqual(result.status, 0, result.stderr)

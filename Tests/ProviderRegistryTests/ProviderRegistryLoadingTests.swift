@@ -207,6 +207,25 @@ final class ProviderRegistryLoadingTests: XCTestCase {
         XCTAssertEqual(found.map(\.line), [6, 7, 8])
     }
 
+    func testARateLimitWithNoLimitIsRefused() {
+        let found = configErrors { _ = try registry(providerText(extra: "rate_limit = { }")) }
+        XCTAssertEqual(found.map(\.description), [
+            "p.toml:6: demo.rate_limit: names no limit: give per_minute, per_day or both (leave rate_limit out for no limit)",
+        ])
+    }
+
+    func testADayLimitBelowTheMinuteLimitIsWarnedAbout() throws {
+        let loaded = try registry(providerText(extra: "rate_limit = { per_minute = 10, per_day = 5 }"))
+        XCTAssertEqual(loaded.warnings.map(\.description), [
+            "p.toml:6: demo.rate_limit.per_day: warning: per_day (5) is below per_minute (10), so the minute limit is never reached; "
+                + "raise per_day or lower per_minute",
+        ])
+        // Still loaded as written: a warning, not an error.
+        XCTAssertEqual(loaded.provider(named: "demo")?.rateLimit, RateLimit(perMinute: 10, perDay: 5))
+        XCTAssertEqual(try registry(providerText(extra: "rate_limit = { per_minute = 10, per_day = 10 }")).warnings, [])
+        XCTAssertEqual(try registry(providerText(extra: "rate_limit = { per_day = 5 }")).warnings, [])
+    }
+
     func testExtraHeadersMayNotCarryCredentialsOrFraming() {
         let extra = "headers = { \"x-api-key\" = \"sk-literal\", \"Transfer-Encoding\" = \"chunked\", \"X-Ok\" = \"a\\nb\" }"
         let found = configErrors { _ = try registry(providerText(extra: extra)) }

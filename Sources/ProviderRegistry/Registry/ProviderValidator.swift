@@ -78,6 +78,7 @@ struct ProviderValidator {
         if let perDay = limits?.perDay, !Self.perDayRange.contains(perDay) {
             fail("must be in \(Self.perDayRange.lowerBound)...\(Self.perDayRange.upperBound)", at.appending("rate_limit").appending("per_day"))
         }
+        if let limits { rateLimitSense(limits, at: at.appending("rate_limit")) }
 
         let maxBody = table.maxBodyBytes ?? Self.defaultMaxBodyBytes
         if !Self.maxBodyBytesRange.contains(maxBody) {
@@ -104,6 +105,23 @@ struct ProviderValidator {
             connectTimeoutMs: connect, idleTimeoutMs: idle, maxUpstreamConnections: table.maxUpstreamConnections,
             requireAttested: table.requireAttested ?? false
         )
+    }
+
+    /// A `rate_limit` table that limits nothing is an error: `{ }` would read as a limit and mean
+    /// none (leaving `rate_limit` out is how to say "no limit"). A day limit below the minute limit
+    /// makes the minute limit unreachable (the day's calls run out first): a warning, the file
+    /// stays valid.
+    private mutating func rateLimitSense(_ limits: RateLimitTable, at: TOMLKeyPath) {
+        switch (limits.perMinute, limits.perDay) {
+        case (nil, nil):
+            fail("names no limit: give per_minute, per_day or both (leave rate_limit out for no limit)", at)
+        case let (perMinute?, perDay?) where perDay < perMinute && Self.perMinuteRange.contains(perMinute) && Self.perDayRange.contains(perDay):
+            warnings.append(document.error(
+                "warning: per_day (\(perDay)) is below per_minute (\(perMinute)), so the minute limit is never reached; "
+                    + "raise per_day or lower per_minute", at: at.appending("per_day")))
+        default:
+            break
+        }
     }
 
     private mutating func auth(_ table: AuthTable, at: TOMLKeyPath) -> ProviderAuth? {
