@@ -73,6 +73,42 @@ final class CreditReleaseTests: XCTestCase {
         XCTAssertEqual(metrics.value("keyward_credits_spent_total", ["provider": "busy", "tier": "free"]), 10)
     }
 
+    /// A store slower than its deadline answers the call 503 and nothing goes upstream; the charge
+    /// that goes through after that (once the lock is gone) is taken back, with and without an
+    /// `Idempotency-Key`: no refusal charges a budget.
+    func testAChargeThatLandsAfterTheStoreDeadlineAnsweredIsTakenBack() throws {
+        let ok = try RawUpstream(answer: Self.answer(200))
+        upstreams = [ok]
+        var spend = SpendSettings()
+        spend.installDailyCredits = 1_000
+        spend.appDailyCredits = 10_000
+        env = try TestDeployment(extraProviders: { _ in Self.provider("ok", port: ok.port) }, settings: { $0.spend = spend })
+        let (device, token) = try env.session()
+        let install = CreditSpend.installScope(Hex.encode(device.keyID))
+        let store = env.deployment.store
+        let day = SpendSettings.day(ofSeconds: env.deployment.time.nowSeconds())
+        func inUse() -> Int {
+            let prefix = "keyward_store_pool_in_use "
+            return env.deployment.service.asyncStore.renderMetrics().split(separator: "\n")
+                .first { $0.hasPrefix(prefix) }.flatMap { Int($0.dropFirst(prefix.count)) } ?? -1
+        }
+        // Another connection holds the write lock past the 2 s deadline (SQLite's busy timeout,
+        // 5 s, keeps the spends waiting for it meanwhile).
+        let holder = try SQLiteLockHolder(path: env.deployment.directory + "/keyward.db")
+        let plain = try env.client.call("GET", "/p/ok/x", headers: [env.bearer(token)])
+        let keyed = try env.client.call("GET", "/p/ok/x", headers: [env.bearer(token), ("Idempotency-Key", "k-1")])
+        holder.release()
+        XCTAssertEqual([plain.status, keyed.status], [503, 503])
+        XCTAssertEqual(ok.requestCount, 0, "a call refused by the store never goes upstream")
+        // The late spends run once the lock is gone, then are taken back.
+        XCTAssertTrue(waitUntil { inUse() == 0 }, "the late spends never finished")
+        XCTAssertEqual(try store.creditsUsed(scope: install, day: day), 0)
+        XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.appScope, day: day), 0)
+        // The key's hold was given up with the charge: the retry pays, once.
+        XCTAssertEqual(try env.client.call("GET", "/p/ok/x", headers: [env.bearer(token), ("Idempotency-Key", "k-1")]).status, 200)
+        XCTAssertEqual(try store.creditsUsed(scope: install, day: day), 10)
+    }
+
     func testRateWindowAdmissionsAreKeptWhenCreditsAreGivenBack() throws {
         let busy = try RawUpstream(answer: Self.answer(503))
         upstreams = [busy]
