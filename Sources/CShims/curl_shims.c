@@ -39,6 +39,12 @@ CURLcode kw_curl_easy_getinfo_private(CURL *handle, void **value) {
     return curl_easy_getinfo(handle, CURLINFO_PRIVATE, value);
 }
 
+CURLcode kw_curl_easy_getinfo_sent(CURL *handle, long *head_bytes, curl_off_t *body_bytes) {
+    CURLcode code = curl_easy_getinfo(handle, CURLINFO_REQUEST_SIZE, head_bytes);
+    if (code != CURLE_OK) return code;
+    return curl_easy_getinfo(handle, CURLINFO_SIZE_UPLOAD_T, body_bytes);
+}
+
 CURLMcode kw_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
     return curl_multi_setopt(multi, option, value);
 }

@@ -30,6 +30,8 @@ final class TransferState: @unchecked Sendable {
     private var parser = ResponseHeadParser()
     /// Whether `upstreamHead` has been called.
     private(set) var headDelivered = false
+    /// The request body's length in bytes, set with the handle, to tell a request sent whole.
+    var requestBodyBytes = 0
     /// Whether libcurl reported a connection ready (CURLOPT_PREREQFUNCTION): the idle timer runs from then.
     private(set) var isConnected = false
     /// The connection the current request went out on, as libcurl reported it to the pre-request
@@ -156,8 +158,18 @@ final class TransferState: @unchecked Sendable {
     func complete(_ error: UpstreamError?) {
         guard let handler else { return }
         self.handler = nil
+        let sent = requestSent
         releaseHandle()
-        handler.upstreamComplete(error, afterHead: headDelivered)
+        handler.upstreamComplete(error, afterHead: headDelivered, requestSent: sent)
+    }
+
+    /// Whether libcurl handed the whole request (a head, then every body byte) to the socket.
+    private var requestSent: Bool {
+        guard let easy else { return false }
+        var headBytes = 0
+        var bodyBytes: curl_off_t = 0
+        guard kw_curl_easy_getinfo_sent(easy, &headBytes, &bodyBytes) == CURLE_OK else { return false }
+        return headBytes > 0 && bodyBytes >= curl_off_t(requestBodyBytes)
     }
 
     /// Frees the libcurl resources (after the handle left the multi).

@@ -65,6 +65,7 @@ public final class UpstreamClient: Sendable {
         let state = TransferState(
             handler: handler, connectTimeoutMs: request.connectTimeoutMs, idleTimeoutMs: request.idleTimeoutMs,
             clock: loop.clock)
+        state.requestBodyBytes = request.body.count
         do {
             try EasyHandleSetup.configure(state, request: request, configuration: configuration)
         } catch {

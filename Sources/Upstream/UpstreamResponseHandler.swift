@@ -24,4 +24,17 @@ public protocol UpstreamResponseHandler: AnyObject, Sendable {
     /// `upstreamHead` was called (always true for a clean end), so the proxy knows whether it can
     /// still answer 502/504 or must cut the stream it already started.
     func upstreamComplete(_ error: UpstreamError?, afterHead: Bool)
+
+    /// `upstreamComplete(_:afterHead:)` with one more fact: whether libcurl handed the whole
+    /// request (head and every body byte) to the connection's socket, so the upstream may have
+    /// received it and acted on it (a provider bills work it was asked for even when its answer
+    /// never came). False when nothing or only part of it went out (no connection, a connection
+    /// broken or stalled while sending). The default forwards to the two-argument form.
+    func upstreamComplete(_ error: UpstreamError?, afterHead: Bool, requestSent: Bool)
+}
+
+extension UpstreamResponseHandler {
+    public func upstreamComplete(_ error: UpstreamError?, afterHead: Bool, requestSent: Bool) {
+        upstreamComplete(error, afterHead: afterHead)
+    }
 }

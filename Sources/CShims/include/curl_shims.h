@@ -23,6 +23,10 @@ CURLcode kw_curl_easy_set_prereq_function(CURL *handle, curl_prereq_callback cal
 /// `curl_easy_getinfo` for CURLINFO_PRIVATE (the pointer set through CURLOPT_PRIVATE).
 CURLcode kw_curl_easy_getinfo_private(CURL *handle, void **value);
 
+/// What of the request libcurl handed to the socket: the request head's bytes (CURLINFO_REQUEST_SIZE)
+/// and the body's (CURLINFO_SIZE_UPLOAD_T).
+CURLcode kw_curl_easy_getinfo_sent(CURL *handle, long *head_bytes, curl_off_t *body_bytes);
+
 /// `curl_multi_setopt` for long-valued multi options (connection limits, cache size).
 CURLMcode kw_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
 

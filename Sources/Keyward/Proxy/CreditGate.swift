@@ -86,6 +86,10 @@ final class CreditGate: Sendable {
             return try store.spendCredits(
                 spend, idempotencyKeyHash: key, callsPerCharge: Self.idempotentCallsPerCharge,
                 nowMillis: nowMillis, expiresMillis: nowMillis + Self.idempotencyWindowMillis)
+        }, undoLate: { store, late in
+            // The caller was answered 503 (store deadline) and the call never went upstream: a
+            // charge, or a hold on a claim, that went through after that is taken back at once.
+            Self.takeBack(late, of: spend, idempotencyKeyHash: idempotencyKeyHash, store: store, logger: logger)
         }) { result in
             let decision: CreditDecision
             switch result {
@@ -126,6 +130,26 @@ final class CreditGate: Sendable {
                     countsTowardApp: budget.countsTowardAppCeiling, installLimit: budget.installDailyCredits,
                     installUsed: decision.installUsed, day: decision.day, idempotencyKeyHash: decision.holdsClaim ? idempotencyKeyHash : nil)))
             }
+        }
+    }
+
+    /// Undoes a spend whose caller was already refused by the store deadline (on the store thread):
+    /// a hold on an `Idempotency-Key` claim (a free repeat, or the claim's own charge) is given up
+    /// as an unbilled holder's is; a charge of its own is given back. A refusal charged nothing.
+    /// A failure is logged; the credits then stay spent, which only refuses early.
+    static func takeBack(_ late: CreditDecision?, of spend: CreditSpend, idempotencyKeyHash: [UInt8]?, store: any Store, logger: Logger) {
+        do throws(StoreError) {
+            if let late, late.outcome != .spent { return }
+            if let key = idempotencyKeyHash, late == nil || late?.holdsClaim == true {
+                _ = try store.releaseIdempotentCall(deviceID: spend.deviceID, keyHash: key)
+            } else if let late {
+                try store.releaseCredits(deviceID: spend.deviceID, cost: spend.cost, countsTowardApp: spend.countsTowardApp, day: late.day)
+            }
+        } catch {
+            var line = logger.line("store_error")
+            line.add("operation", "credit_spend_undo")
+            line.add("reason", error.reason)
+            logger.emit(line)
         }
     }
 

@@ -180,7 +180,12 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
         writer.respond(status: head.status, headers: head.headers, body: body)
     }
 
+    /// Never called by a transfer, which always reports whether the request went out whole.
     func upstreamComplete(_ error: UpstreamError?, afterHead: Bool) {
+        upstreamComplete(error, afterHead: afterHead, requestSent: false)
+    }
+
+    func upstreamComplete(_ error: UpstreamError?, afterHead: Bool, requestSent: Bool) {
         slot?.release()
         let (stream, bytesOut, clientGone, answered, headWasHeld) = state.withLock {
             ($0.stream, $0.bytesOut, $0.clientGone, $0.answered, $0.heldHead != nil)
@@ -201,7 +206,7 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
                 return
             }
             // Nothing was sent yet: the client gets one API error.
-            if !clientGone, ProxyOutcome.isUnbilled(error, afterHead: afterHead) { releaseOnce() }
+            if !clientGone, ProxyOutcome.isUnbilled(error, afterHead: afterHead, requestSent: requestSent) { releaseOnce() }
             let apiError = ProxyOutcome.apiError(error, clientGone: clientGone, headWasHeld: headWasHeld, cutByStop: lifecycle.isCutting)
             if !clientCancelled && apiError.code != .badRequest && apiError.code != .unavailable {
                 record.note(.upstreamError(provider: responseHead.providerName, reason: apiError.reason))

@@ -38,11 +38,14 @@ enum ProxyOutcome {
     static let unbilledStatuses: Set<Int> = [429, 502, 503, 504]
 
     /// Whether a transfer that ended with `error` before its response head (`afterHead` false)
-    /// never reached a provider that answered: refused or reset connection, connect or first-byte
-    /// timeout, a broken reply. A client that left or a request libcurl refused are not the
-    /// provider's failure, so their credits stay spent.
-    static func isUnbilled(_ error: UpstreamError?, afterHead: Bool) -> Bool {
-        guard !afterHead else { return false }
+    /// never put the whole request before the provider: a refused or failed connection, a connect
+    /// timeout, a connection reset or stalled before the last request byte went out. Once the
+    /// whole request was sent (`requestSent`), a provider that stayed silent past the idle timeout
+    /// or broke its answer may have done the work and billed it, and the caller chooses how long
+    /// it takes (a large completion), so the credits stay spent: otherwise slow calls would be free.
+    /// A client that left or a request libcurl refused are not the provider's failure either.
+    static func isUnbilled(_ error: UpstreamError?, afterHead: Bool, requestSent: Bool) -> Bool {
+        guard !afterHead, !requestSent else { return false }
         switch error {
         case .connect?, .timeout?, .protocolError?: return true
         default: return false

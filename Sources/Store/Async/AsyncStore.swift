@@ -73,16 +73,23 @@ public final class AsyncStore: Sendable {
 
     /// Runs `operation` (a closure over the store, typically several calls) on a store thread;
     /// `completion` gets its result, `store_timeout` at the deadline or `store_queue_full` at once.
-    /// - Parameter name: the operation's name in the store metrics (a fixed word, e.g. `device_read`).
+    /// - Parameters:
+    ///   - name: the operation's name in the store metrics (a fixed word, e.g. `device_read`).
+    ///   - undoLate: for an operation that changes something the caller acts on (a charge), what
+    ///     takes it back when it went through after the deadline had answered `store_timeout`:
+    ///     run on the store thread, with the store and the late result.
     public func run<T: Sendable>(
         _ name: String = "other",
         _ operation: @escaping @Sendable (any Store) throws(StoreError) -> T,
+        undoLate: (@Sendable (any Store, T) -> Void)? = nil,
         completion: @escaping @Sendable (Result<T, StoreError>) -> Void
     ) {
         let store = self.store
         let metrics = self.metrics
         let began = DispatchTime.now().uptimeNanoseconds
-        executor.run({ () throws(StoreError) -> T in try operation(store) }, completion: { result in
+        var undo: (@Sendable (T) -> Void)?
+        if let undoLate { undo = { late in undoLate(store, late) } }
+        executor.run({ () throws(StoreError) -> T in try operation(store) }, undoLate: undo, completion: { result in
             var timedOut = false
             if case .failure(let error) = result, error.reason == "store_timeout" { timedOut = true }
             metrics.observe(name, seconds: Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9, timedOut: timedOut)

@@ -54,8 +54,12 @@ final class StoreExecutor: @unchecked Sendable {
     /// Runs `operation` on a store thread and hands its result to `completion`, on that thread,
     /// exactly once: the result, or `store_timeout` at the deadline (on the watch's thread), or
     /// `store_queue_full` at once on the caller's thread.
+    /// - Parameter undoLate: run on the store thread with a result that came after the deadline
+    ///   had answered (the caller was told `store_timeout`, yet the operation went through), to
+    ///   take back what the caller will never act on.
     func run<T: Sendable>(
         _ operation: @escaping @Sendable () throws(StoreError) -> T,
+        undoLate: (@Sendable (T) -> Void)? = nil,
         completion: @escaping @Sendable (Result<T, StoreError>) -> Void
     ) {
         let ticket = watch.register {
@@ -64,7 +68,11 @@ final class StoreExecutor: @unchecked Sendable {
         let job = Job(ticket: ticket) { ticket in
             let result: Result<T, StoreError>
             do throws(StoreError) { result = .success(try operation()) } catch { result = .failure(error) }
-            if ticket.settle() { completion(result) }
+            if ticket.settle() {
+                completion(result)
+            } else if let undoLate, case .success(let late) = result {
+                undoLate(late)
+            }
         }
         condition.lock()
         guard !stopped, queue.count - head < queueCapacity else {

@@ -35,7 +35,7 @@ final class CreditReleaseTests: XCTestCase {
         let bad = try RawUpstream(answer: Self.answer(400))
         let busy = try RawUpstream(answer: Self.answer(503))
         let limited = try RawUpstream(answer: Self.answer(429))
-        let silent = try RawUpstream(answer: "")   // accepts and never answers: the first-byte timeout
+        let silent = try RawUpstream(answer: "")   // reads the request and never answers: the first-byte timeout
         upstreams = [ok, bad, busy, limited, silent]
         var spend = SpendSettings()
         spend.installDailyCredits = 1_000
@@ -57,14 +57,56 @@ final class CreditReleaseTests: XCTestCase {
         XCTAssertEqual(try call("bad"), 400)
         XCTAssertEqual(try store.creditsUsed(scope: install, day: day), 20, "answered calls keep their credits")
 
-        for (provider, status) in [("busy", 503), ("limited", 429), ("down", 502), ("silent", 504)] {
+        for (provider, status) in [("busy", 503), ("limited", 429), ("down", 502)] {
             XCTAssertEqual(try call(provider), status, provider)
             XCTAssertTrue(waitUntil { released(provider) == 10 }, "\(provider): credits given back")
         }
         XCTAssertEqual(try store.creditsUsed(scope: install, day: day), 20)
-        XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.appScope, day: day), 20)
-        XCTAssertEqual(released("ok") + released("bad"), 0)
+        // A provider that received the whole request and then fell silent may have done (and
+        // billed) the work, for as long as the caller made it take: the charge stays.
+        XCTAssertEqual(try call("silent"), 504)
+        // A release runs on the store executor after the answer: none comes within a second.
+        XCTAssertTrue(staysFalse(for: 1) { released("silent") > 0 }, "the silent provider's charge was given back")
+        XCTAssertEqual(try store.creditsUsed(scope: install, day: day), 30)
+        XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.appScope, day: day), 30)
+        XCTAssertEqual(released("ok") + released("bad") + released("silent"), 0)
         XCTAssertEqual(metrics.value("keyward_credits_spent_total", ["provider": "busy", "tier": "free"]), 10)
+    }
+
+    /// A store slower than its deadline answers the call 503 and nothing goes upstream; the charge
+    /// that goes through after that (once the lock is gone) is taken back, with and without an
+    /// `Idempotency-Key`: no refusal charges a budget.
+    func testAChargeThatLandsAfterTheStoreDeadlineAnsweredIsTakenBack() throws {
+        let ok = try RawUpstream(answer: Self.answer(200))
+        upstreams = [ok]
+        var spend = SpendSettings()
+        spend.installDailyCredits = 1_000
+        spend.appDailyCredits = 10_000
+        env = try TestDeployment(extraProviders: { _ in Self.provider("ok", port: ok.port) }, settings: { $0.spend = spend })
+        let (device, token) = try env.session()
+        let install = CreditSpend.installScope(Hex.encode(device.keyID))
+        let store = env.deployment.store
+        let day = SpendSettings.day(ofSeconds: env.deployment.time.nowSeconds())
+        func inUse() -> Int {
+            let prefix = "keyward_store_pool_in_use "
+            return env.deployment.service.asyncStore.renderMetrics().split(separator: "\n")
+                .first { $0.hasPrefix(prefix) }.flatMap { Int($0.dropFirst(prefix.count)) } ?? -1
+        }
+        // Another connection holds the write lock past the 2 s deadline (SQLite's busy timeout,
+        // 5 s, keeps the spends waiting for it meanwhile).
+        let holder = try SQLiteLockHolder(path: env.deployment.directory + "/keyward.db")
+        let plain = try env.client.call("GET", "/p/ok/x", headers: [env.bearer(token)])
+        let keyed = try env.client.call("GET", "/p/ok/x", headers: [env.bearer(token), ("Idempotency-Key", "k-1")])
+        holder.release()
+        XCTAssertEqual([plain.status, keyed.status], [503, 503])
+        XCTAssertEqual(ok.requestCount, 0, "a call refused by the store never goes upstream")
+        // The late spends run once the lock is gone, then are taken back.
+        XCTAssertTrue(waitUntil { inUse() == 0 }, "the late spends never finished")
+        XCTAssertEqual(try store.creditsUsed(scope: install, day: day), 0)
+        XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.appScope, day: day), 0)
+        // The key's hold was given up with the charge: the retry pays, once.
+        XCTAssertEqual(try env.client.call("GET", "/p/ok/x", headers: [env.bearer(token), ("Idempotency-Key", "k-1")]).status, 200)
+        XCTAssertEqual(try store.creditsUsed(scope: install, day: day), 10)
     }
 
     func testRateWindowAdmissionsAreKeptWhenCreditsAreGivenBack() throws {
