@@ -15,6 +15,15 @@ final class ProxyUpstreamFramingTests: XCTestCase {
         upstream?.stop()
     }
 
+    /// The answer to a provider that broke HTTP: 502 `upstream_error`, logged as `upstream_protocol`.
+    private func assertUpstreamProtocolError(
+        _ result: (status: Int, body: String, reason: String?, headers: (String) -> String?), file: StaticString = #filePath, line: UInt = #line
+    ) {
+        XCTAssertEqual(result.status, 502, file: file, line: line)
+        XCTAssertEqual(result.body, #"{"error":"upstream_error"}"#, file: file, line: line)
+        XCTAssertEqual(result.reason, "upstream_protocol", file: file, line: line)
+    }
+
     private func call(answer: String) throws -> (status: Int, body: String, reason: String?, headers: (String) -> String?) {
         upstream = try RawUpstream(answer: answer)
         let port = upstream.port
@@ -90,33 +99,25 @@ final class ProxyUpstreamFramingTests: XCTestCase {
     func testLengthBesideAChunkedCodingIsAnUpstreamError() throws {
         // RFC 9112 §6.3 item 3: the mark of response splitting, "ought to be handled as an error".
         let result = try call(answer: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n")
-        XCTAssertEqual(result.status, 502)
-        XCTAssertEqual(result.body, #"{"error":"upstream_error"}"#)
-        XCTAssertEqual(result.reason, "upstream_protocol")
+        assertUpstreamProtocolError(result)
     }
 
     func testACodingBesideChunkedIsAnUpstreamError() throws {
         // libcurl removes the chunking only; relaying the rest as plain chunked would hand the
         // client gzip bytes with no label. The 502 comes before any byte of the answer.
         let result = try call(answer: "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n")
-        XCTAssertEqual(result.status, 502)
-        XCTAssertEqual(result.body, #"{"error":"upstream_error"}"#)
-        XCTAssertEqual(result.reason, "upstream_protocol")
+        assertUpstreamProtocolError(result)
         XCTAssertNil(result.headers("content-encoding"))
     }
 
     func testDisagreeingLengthsAreAnUpstreamError() throws {
         let result = try call(answer: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nhi!")
-        XCTAssertEqual(result.status, 502)
-        XCTAssertEqual(result.body, #"{"error":"upstream_error"}"#)
-        XCTAssertEqual(result.reason, "upstream_protocol")
+        assertUpstreamProtocolError(result)
     }
 
     func testBareCarriageReturnInAFieldIsAnUpstreamError() throws {
         let result = try call(answer: "HTTP/1.1 200 OK\r\nX-A: a\rInjected: yes\r\nContent-Length: 2\r\n\r\nhi")
-        XCTAssertEqual(result.status, 502)
-        XCTAssertEqual(result.body, #"{"error":"upstream_error"}"#)
-        XCTAssertEqual(result.reason, "upstream_protocol")
+        assertUpstreamProtocolError(result)
     }
 
     func testHeadOverEightKibibytesIsAnUpstreamError() throws {
