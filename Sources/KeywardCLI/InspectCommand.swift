@@ -5,7 +5,7 @@ import KeywardCrypto
 
 /// `keyward inspect attestation|assertion` (and the dispatch to `inspect integrity`): runs Apple's App Attest steps on one attestation or
 /// assertion and prints each step with ok / failed and its reason (text, or one JSON object with
-/// `--json`). Issue 2 fixes the flags, which scripts rely on:
+/// `--json`). The flags are fixed, since scripts rely on them:
 ///
 ///     keyward inspect attestation --file F --team-id T --bundle-id B --key-id K
 ///         [--challenge-b64 C | --client-data-b64 D | --client-data-hash-hex H]

@@ -13,7 +13,7 @@ import Upstream
 import TestWaiting
 import XCTest
 
-/// Issue 5 over loopback HTTP, both modes: challenge → /v1/attest/android → session → a proxied call,
+/// The Android handshake over loopback HTTP, both modes: challenge → /v1/attest/android → session → a proxied call,
 /// and every refusal answered with its one opaque code while the log keeps the reason slug.
 /// Keyward, a fake provider and a fake Google (standard mode) each listen on 127.0.0.1.
 final class AndroidEndToEndTests: XCTestCase {

@@ -11,8 +11,9 @@ final class ProxyPathTests: XCTestCase {
         }
     }
 
-    /// Issue 4, "Must show": each refused before matching, with its reason.
-    func testEveryRefusalOfIssue4IsRefusedWithItsReason() {
+    /// Every path form that could name another resource once decoded is refused before matching,
+    /// each with its own reason slug.
+    func testEveryAmbiguousPathFormIsRefusedWithItsReason() {
         XCTAssertEqual(reason("/v1/chat/completions/..%2F..%2Ffiles"), "encoded_slash")
         XCTAssertEqual(reason("/v1/%2e%2e/files"), "encoded_dot")
         XCTAssertEqual(reason("/v1/chat%2fcompletions"), "encoded_slash")

@@ -2,7 +2,8 @@ import KeywardCrypto
 import Sessions
 import XCTest
 
-/// Issue 3, "Session negatives": each forged or out-of-policy token is refused for its reason.
+/// Session negatives: each forged or out-of-policy token is refused for its reason, never accepted
+/// on a weaker reading.
 final class SessionNegativeTests: XCTestCase {
     private let now: Int64 = 1_800_000_000
     private let issuerName = "https://keyward.test"
