@@ -102,13 +102,15 @@ final class CreditGate: Sendable {
         }) { result in
             let decision: CreditDecision
             switch result {
-            case .success(let answer) where answer.decision == nil:
-                // A repeat within 24 h: forwarded (the provider's idempotency is its own), not charged.
-                guard let key = idempotencyKeyHash else { return completion(.success(nil)) }
-                return completion(.success(CreditCharge.repeatOfClaim(
-                    deviceID: deviceID, provider: provider, tier: tier, keyHash: key,
-                    installLimit: budget.installDailyCredits, installUsed: answer.repeatUsed)))
-            case .success(let answer): decision = answer.decision!
+            case .success(let answer):
+                guard let found = answer.decision else {
+                    // A repeat within 24 h: forwarded (the provider's idempotency is its own), not charged.
+                    guard let key = idempotencyKeyHash else { return completion(.success(nil)) }
+                    return completion(.success(CreditCharge.repeatOfClaim(
+                        deviceID: deviceID, provider: provider, tier: tier, keyHash: key,
+                        installLimit: budget.installDailyCredits, installUsed: answer.repeatUsed)))
+                }
+                decision = found
             case .failure(let error):
                 return completion(.failure(StoreFailure.apiError("credit_spend", error, record: record)))
             }

@@ -35,7 +35,7 @@ struct SessionAuthenticator: Sendable {
     }
 
     /// Whether the device's status must be read from the store before the request goes on.
-    func needsDeviceCheck(_ claims: SessionClaims) -> Bool { !deviceStatus.isFresh(claims.sub, nowMillis: time.nowMillis()) }
+    func needsDeviceCheck(_ claims: SessionClaims) -> Bool { cachedStatus(claims) == nil }
 
     /// The device's tier as last read from the store, if that read is still fresh and honours this
     /// session; nil means ``confirmDevice(_:record:)`` must run first.
@@ -57,8 +57,8 @@ struct SessionAuthenticator: Sendable {
     }
 
     /// Reads the session's device from the store (blocking: call it on the store executor) and
-    /// remembers it as active, with its tier and attested flag.
-    /// - Returns: the device's tier and whether it is attested.
+    /// remembers it as active, with its tier, attested flag and sessions cut-off.
+    /// - Returns: the device's tier, whether it is attested, and its `sessionsNotBefore`.
     /// - Throws: `session_invalid` (`device_unknown`, `device_revoked`, `session_revoked`: issued
     ///   before the device's `sessionsNotBefore`); `unavailable` when the store cannot answer.
     func confirmDeviceStatus(_ claims: SessionClaims, record: RequestRecord) throws(APIError) -> DeviceStatus {
