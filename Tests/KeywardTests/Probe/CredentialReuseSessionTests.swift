@@ -97,7 +97,18 @@ final class CredentialReuseSessionTests: XCTestCase {
         try assertANewHandshakeWorks(env)
     }
 
-    func testReuseDetectedHereRevokesTheInstallsSessionsAtOnceOnSQLite() throws { try reuseOnThisInstance(try start()) }
+    func testReuseDetectedHereRevokesTheInstallsSessionsAtOnceOnSQLite() throws {
+        let env = try start()
+        try reuseOnThisInstance(env)
+        // The operator sees the cut-off.
+        let device = try XCTUnwrap(env.logObjects().first { $0["event"] as? String == "install_credential_reused" }?["device"] as? String)
+        let config = env.directory + "/keyward.toml"
+        try "[store]\nurl = \"sqlite://\(env.directory)/keyward.db\"\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let shown = try KeywardBinary.run(["devices", "show", "--config", config, "--id", device])
+        XCTAssertEqual(shown.status, 0, shown.stderr)
+        XCTAssertTrue(shown.stdout.contains("sessions     issued before 20"), shown.stdout)
+        XCTAssertTrue(shown.stdout.contains("refused (an install credential was reused)"), shown.stdout)
+    }
 
     func testReuseDetectedElsewhereRevokesTheInstallsSessionsWithinThirtySecondsOnSQLite() throws {
         try reuseOnAnotherInstance(try start())
