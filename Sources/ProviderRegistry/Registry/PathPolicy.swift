@@ -1,8 +1,7 @@
 /// How a provider's upstream reads a path, where it differs from RFC 3986's exact comparison, so
 /// that the allowlist and the cost rules match every form of a path the upstream serves as one
-/// endpoint. A path variant that another rule would decide (a cheaper one, or none) must not
-/// reach that endpoint through a cheaper rule: each difference is either matched as the upstream
-/// reads it or refused.
+/// endpoint: a variant of a path is never decided by another rule than the path itself (a cheaper
+/// one, or none), so each difference is either matched as the upstream reads it or refused.
 ///
 /// providers.toml, per provider:
 /// - `path_case = "sensitive"` (default) | `"insensitive"`: an upstream whose routing ignores case.
