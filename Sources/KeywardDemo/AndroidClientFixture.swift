@@ -221,7 +221,7 @@ final class GatedProvider: Sendable {
     var port: UInt16 { server.port }
     /// Requests received per path.
     var requestCounts: [String: Int] { state.withLock { $0.counts } }
-    /// Events written so far over every stream.
+    /// Events written (or about to be: each is counted just before it is written) over every stream.
     var eventsWritten: Int { state.withLock { $0.eventsWritten } }
 
     private func answer(_ head: HTTPRequestHead, writer: ResponseWriter, expectedAuthorization: String) {
@@ -241,12 +241,13 @@ final class GatedProvider: Sendable {
                 status: 401, headers: [("Content-Type", "application/json"), ("WWW-Authenticate", "Bearer realm=\"fixture\"")],
                 body: Array("{\"error\":\"the provider's own refusal\"}".utf8))
         case ("POST", "/v1/stream"):
+            // Counted before the head goes out, so a client that has the head reads a count that
+            // includes the first event; held before that event goes out, so a client that has it
+            // can release the rest.
+            state.withLock { $0.eventsWritten += 1 }
             let stream = writer.startStream(status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")])
+            state.withLock { $0.held.append(stream) }
             _ = stream.write(Array("data: first\n\n".utf8))
-            state.withLock {
-                $0.eventsWritten += 1
-                $0.held.append(stream)
-            }
         default:
             writer.respond(status: 404)
         }
