@@ -18,8 +18,11 @@ import java.util.TreeMap;
  * platform's own implementation). Keeps connections alive between calls, follows no redirect,
  * reads error bodies like any other, and cuts the connection when a body is closed before its end.
  *
- * <p>{@code HttpURLConnection} supports {@code GET HEAD POST PUT DELETE OPTIONS TRACE}, not
- * {@code PATCH}: plug another transport for that.
+ * <p>What {@code HttpURLConnection} does on its own: it supports {@code GET HEAD POST PUT DELETE
+ * OPTIONS TRACE}, not {@code PATCH}; it labels a {@code POST} that names no {@code Content-Type}
+ * {@code application/x-www-form-urlencoded}; and the JDK's implementation may send a {@code POST}
+ * once more when a kept-alive connection turns out closed ({@code sun.net.http.retryPost}), so give
+ * costly calls an {@code Idempotency-Key}. Plug another transport when any of that matters.
  */
 public final class HttpUrlConnectionTransport implements HttpTransport {
     private final int connectTimeoutMillis;
