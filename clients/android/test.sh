@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Android client library and runs its JUnit 5 tests (Debian's junit5 jars) against a
 # real Keyward: `keyward-demo android-fixture`, from $KEYWARD_DEMO or the debug build
-# (`swift build --product keyward-demo` first). Prints the console launcher's tree, then one line
+# (`swift build --product keyward-demo` first), after checking that README's Android code compiles
+# (check-readme.sh). Prints the console launcher's tree, then one line
 # `android client: N passed, N failed` and exits non-zero when a test failed or none ran.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -11,6 +12,7 @@ demo=${KEYWARD_DEMO:-$(cd "$root" && swift build --show-bin-path)/keyward-demo}
 launcher=/usr/share/java/junit-platform-console-standalone.jar
 [ -f "$launcher" ] || { echo "clients/android/test.sh: $launcher missing (apt-get install junit5)" >&2; exit 1; }
 bash build.sh
+bash check-readme.sh
 rm -rf build/test-classes
 mkdir -p build/test-classes
 javac --release 17 -Xlint:all -Werror -encoding UTF-8 -cp "build/keyward-client.jar:$launcher" -d build/test-classes \
