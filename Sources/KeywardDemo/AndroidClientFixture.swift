@@ -24,6 +24,13 @@ import Synchronization
 ///   first at once, the rest only after the control route `/release-stream`).
 /// - `costly`: `GET /v1/echo` at ``costlyCost`` credits a call.
 ///
+/// With `--fakes-only` it starts no Keyward: the fake Google, the provider and the control listener
+/// only, for a test that runs a real `keyward serve` against them. The line then reads
+/// `{"google_url", "service_account_file", "provider_url", "provider_key", "provider_key_name",
+/// "control_url", "app_key", "package_name", "certificate_digest_hex", "directory", ...}` (the
+/// service account's key file and the folder are removed at the end); the fake Google follows the
+/// system clock, and `/advance` and `/revoke` answer 404 (the test revokes with `keyward devices`).
+///
 /// Control routes (127.0.0.1, JSON):
 /// - `POST /integrity-token {"request_hash"}` → `{"token"}`: what Play would hand the app for that
 ///   requestHash (a genuine verdict for the package, made a second before Keyward's now).
@@ -43,12 +50,12 @@ public enum AndroidClientFixture {
 
     /// Runs the fixture until stdin closes; returns the exit code (0, or 1 when it could not start).
     public static func run(_ arguments: [String]) -> Int32 {
-        guard arguments.isEmpty else {
-            FileHandle.standardError.write(Data("usage: keyward-demo android-fixture (no options; stops at end of stdin)\n".utf8))
+        guard arguments.isEmpty || arguments == ["--fakes-only"] else {
+            FileHandle.standardError.write(Data("usage: keyward-demo android-fixture [--fakes-only] (stops at end of stdin)\n".utf8))
             return 2
         }
         do {
-            let fixture = try RunningFixture()
+            let fixture = try RunningFixture(withKeyward: arguments.isEmpty)
             print(fixture.announcement())
             _ = FileHandle.standardInput.readDataToEndOfFile()
             fixture.shutdown()
@@ -87,18 +94,46 @@ final class RunningFixture: Sendable {
     let time: ManualTimeSource
     let android: DemoAndroid
     let provider: GatedProvider
-    let deployment: LocalDeployment
+    let providerKey: String
+    /// Nil with `--fakes-only`.
+    let deployment: LocalDeployment?
+    /// Where `--fakes-only` keeps the service account's key file.
+    let directory: String
     let control: HTTPServer
 
-    init() throws {
+    init(withKeyward: Bool) throws {
         time = ManualTimeSource(millis: SystemTimeSource().nowMillis())
-        let providerKey = "fixture-" + Hex.encode(SecureRandom.bytes(12))
+        providerKey = "fixture-" + Hex.encode(SecureRandom.bytes(12))
         provider = GatedProvider(expectedAuthorization: "Bearer " + providerKey)
         try provider.start()
         let android = try DemoAndroid(now: time.nowSeconds())
         self.android = android
+        directory = FileManager.default.temporaryDirectory.path + "/keyward-android-fakes-" + Hex.encode(SecureRandom.bytes(6))
+        if withKeyward {
+            deployment = try Self.deployment(time: time, android: android, provider: provider, providerKey: providerKey)
+        } else {
+            deployment = nil
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let keyPath = directory + "/service-account.json"
+            guard FileManager.default.createFile(atPath: keyPath, contents: Data(android.keyFile), attributes: [.posixPermissions: 0o600]) else {
+                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: keyPath])
+            }
+        }
+        let holder = Mutex<RunningFixture?>(nil)
+        control = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2), bodyLimit: { _ in 64 * 1024 }) {
+            head, body, writer in
+            guard let fixture = holder.withLock({ $0 }) else { return writer.respond(status: 503) }
+            let (status, json) = fixture.answer(method: head.method, path: head.path, body: body)
+            let bytes = (try? JSONSerialization.data(withJSONObject: json, options: [.sortedKeys])).map { [UInt8]($0) } ?? []
+            writer.respond(status: status, headers: [("Content-Type", "application/json")], body: bytes)
+        }
+        try control.start()
+        holder.withLock { $0 = self }
+    }
+
+    static func deployment(time: ManualTimeSource, android: DemoAndroid, provider: GatedProvider, providerKey: String) throws -> LocalDeployment {
         let appKeys = try AppKeySet(parsing: "android-fixture=\(AndroidClientFixture.appKey)")
-        deployment = try LocalDeployment(
+        return try LocalDeployment(
             providersTOML: AndroidClientFixture.providersTOML(port: provider.port),
             secrets: [AndroidClientFixture.providerKeyName: providerKey],
             settings: { settings in
@@ -114,22 +149,11 @@ final class RunningFixture: Sendable {
             },
             time: time,
             android: { try android.handshake(upstream: $0) })
-        let holder = Mutex<RunningFixture?>(nil)
-        control = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2), bodyLimit: { _ in 64 * 1024 }) {
-            head, body, writer in
-            guard let fixture = holder.withLock({ $0 }) else { return writer.respond(status: 503) }
-            let (status, json) = fixture.answer(method: head.method, path: head.path, body: body)
-            let bytes = (try? JSONSerialization.data(withJSONObject: json, options: [.sortedKeys])).map { [UInt8]($0) } ?? []
-            writer.respond(status: status, headers: [("Content-Type", "application/json")], body: bytes)
-        }
-        try control.start()
-        holder.withLock { $0 = self }
     }
 
     /// The one line the test process reads first.
     func announcement() -> String {
-        let object: [String: Any] = [
-            "base_url": deployment.baseURL,
+        var object: [String: Any] = [
             "control_url": "http://127.0.0.1:\(control.port)",
             "app_key": AndroidClientFixture.appKey,
             "package_name": DemoAndroid.packageName,
@@ -138,6 +162,17 @@ final class RunningFixture: Sendable {
             "install_daily_credits": AndroidClientFixture.dailyCredits,
             "costly_cost": AndroidClientFixture.costlyCost,
         ]
+        if let deployment {
+            object["base_url"] = deployment.baseURL
+        } else {
+            object["google_url"] = android.baseURL
+            object["service_account_file"] = directory + "/service-account.json"
+            object["provider_url"] = "http://127.0.0.1:\(provider.port)"
+            object["provider_key"] = providerKey
+            object["provider_key_name"] = AndroidClientFixture.providerKeyName
+            object["certificate_digest_hex"] = Hex.encode(DemoAndroid.certificate)
+            object["directory"] = directory
+        }
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)
     }
@@ -147,6 +182,11 @@ final class RunningFixture: Sendable {
         switch (method, path) {
         case ("POST", "/integrity-token"):
             guard let requestHash = fields["request_hash"] as? String else { return (400, ["error": "request_hash missing"]) }
+            // Beside a real `keyward serve`, the fake Google keeps to the system clock, as Keyward does.
+            if deployment == nil {
+                time.set(millis: SystemTimeSource().nowMillis())
+                android.google.setNow(time.nowSeconds())
+            }
             var verdict = AndroidIntegrityVerdict(
                 request: .standard, packageName: DemoAndroid.packageName, challenge: [], installID: "",
                 timestampMillis: time.nowMillis() - 1_000, certificateDigest: DemoAndroid.certificate)
@@ -159,7 +199,7 @@ final class RunningFixture: Sendable {
                 "provider_requests": provider.requestCounts,
                 "stream_events_written": provider.eventsWritten,
             ])
-        case ("POST", "/advance"):
+        case ("POST", "/advance") where deployment != nil:
             guard let seconds = (fields["seconds"] as? NSNumber)?.int64Value, seconds >= 0 else {
                 return (400, ["error": "seconds missing"])
             }
@@ -167,6 +207,7 @@ final class RunningFixture: Sendable {
             android.google.setNow(time.nowSeconds())
             return (200, ["now_millis": time.nowMillis()])
         case ("POST", "/revoke"):
+            guard let deployment else { return (404, ["error": "no Keyward here: use keyward devices revoke"]) }
             guard let deviceID = fields["device_id"] as? String else { return (400, ["error": "device_id missing"]) }
             do {
                 let found = try deployment.store.setRevoked(deviceID: deviceID, true, now: time.nowSeconds())
@@ -183,9 +224,10 @@ final class RunningFixture: Sendable {
 
     func shutdown() {
         control.stop()
-        deployment.shutdown()
+        deployment?.shutdown()
         android.stop()
         provider.stop()
+        try? FileManager.default.removeItem(atPath: directory)
     }
 }
 

@@ -21,7 +21,9 @@ import java.util.UUID;
  *       credential (saved before the session is used; Keyward makes no call to Google). A
  *       credential Keyward refuses ({@code credential_invalid}) is forgotten and Play Integrity runs again.</li>
  *   <li>The session is cached and renewed {@link KeywardConfiguration#refreshMarginSeconds()} before
- *       it expires, by the configured clock; concurrent callers that need one share one handshake.</li>
+ *       it expires, by the configured clock: its lifetime ({@code exp − iat}) counted from when it
+ *       arrived, so a device clock that is off changes nothing; concurrent callers that need one
+ *       share one handshake.</li>
  *   <li>A request Keyward itself refuses with 401 {@code session_invalid} (told by the
  *       {@code Keyward-Error} field) is sent once more after a new handshake. A provider's own
  *       answer, whatever its status, is returned as is: relayed answers never carry that field.</li>
@@ -100,8 +102,11 @@ public final class KeywardClient {
      * @throws KeywardException as the handshake
      */
     public KeywardSession session() throws KeywardException {
-        long now = Math.floorDiv(configuration.clock().millis(), 1000L);
-        return sessions.valid(now, configuration.refreshMarginSeconds(), this::renew);
+        return sessions.valid(nowSeconds(), configuration.refreshMarginSeconds(), this::renew);
+    }
+
+    private long nowSeconds() {
+        return Math.floorDiv(configuration.clock().millis(), 1000L);
     }
 
     /**
@@ -203,7 +208,7 @@ public final class KeywardClient {
         } catch (IOException failure) {
             throw storeFailure(failure);
         }
-        return new KeywardSession((String) token, (Long) expiresAt);
+        return KeywardSession.received((String) token, (Long) expiresAt, nowSeconds());
     }
 
     private String installId() throws KeywardException {

@@ -19,7 +19,7 @@ final class SessionCache {
 
     /**
      * The cached session when it is valid for more than {@code marginSeconds} after {@code now}
-     * (unix seconds), else the result of the running handshake, else of a new one run on this thread.
+     * (unix seconds on the device's clock, which {@link KeywardSession#localExpiresAt()} is on), else the result of the running handshake, else of a new one run on this thread.
      *
      * @throws KeywardException what the handshake threw (every waiter gets the same exception)
      */
@@ -27,7 +27,7 @@ final class SessionCache {
         CompletableFuture<KeywardSession> flight;
         boolean leader = false;
         synchronized (this) {
-            if (session != null && now < session.expiresAt() - marginSeconds) return session;
+            if (session != null && now < session.localExpiresAt() - marginSeconds) return session;
             if (inFlight == null) {
                 inFlight = new CompletableFuture<>();
                 leader = true;

@@ -168,6 +168,23 @@ final class ClientAgainstKeywardTests {
     }
 
     @Test
+    void deviceClockHoursAheadOfKeywardsChangesNothing() throws Exception {
+        Install install = new Install();
+        install.clock.advanceSeconds(2 * 3600);
+        KeywardSession first = install.client.session();
+        // By the device's clock the session's expires_at is long past; its lifetime has not.
+        assertTrue(first.expiresAt() < install.clock.millis() / 1000);
+        assertEquals(200, install.client.send(ECHO).status());
+        assertEquals(200, install.client.send(ECHO).status());
+        assertEquals(0, install.transport.count("/v1/refresh"));
+        assertEquals(1, install.transport.count("/v1/attest/android"));
+
+        install.clock.advanceSeconds(keyward.sessionTtlSeconds - MARGIN);
+        assertEquals(200, install.client.send(ECHO).status());
+        assertEquals(1, install.transport.count("/v1/refresh"));
+    }
+
+    @Test
     void sessionKeywardNoLongerAcceptsIsRefreshedOnceAndTheCallSentAgain() throws Exception {
         Install install = new Install();
         assertEquals(200, install.client.send(ECHO).status());

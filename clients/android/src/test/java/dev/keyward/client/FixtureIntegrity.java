@@ -5,12 +5,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /** The test's IntegrityTokenSource: asks the fixture's fake Google for the token Play would hand out, and counts calls. */
 final class FixtureIntegrity implements IntegrityTokenSource {
-    private final LiveKeyward keyward;
+    private final FixtureControl keyward;
     final AtomicInteger prepares = new AtomicInteger();
     final AtomicInteger requests = new AtomicInteger();
     volatile String lastRequestHash;
 
-    FixtureIntegrity(LiveKeyward keyward) {
+    FixtureIntegrity(FixtureControl keyward) {
         this.keyward = keyward;
     }
 
