@@ -1,6 +1,7 @@
 package dev.keyward.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -103,12 +104,13 @@ final class ClientAgainstKeywardServeTests {
         Install install = new Install();
         try (KeywardStream stream = install.client.stream(ProviderRequest.postJson("fixture", "/v1/stream", "{}"))) {
             long written = keyward.control.streamEventsWritten();
-            assertEquals("first", stream.nextEvent().data());
+            java.util.Iterator<ServerSentEvent> events = stream.events();
+            assertEquals("first", events.next().data());
             assertEquals(written, keyward.control.streamEventsWritten(), "later events were written before the first arrived");
             assertEquals(1, keyward.control.releaseStreams());
-            assertEquals("second", stream.nextEvent().data());
-            assertEquals("[DONE]", stream.nextEvent().data());
-            assertNull(stream.nextEvent());
+            assertEquals("second", events.next().data());
+            assertEquals("[DONE]", events.next().data());
+            assertFalse(events.hasNext());
         }
     }
 

@@ -310,6 +310,23 @@ final class ClientAgainstKeywardTests {
     }
 
     @Test
+    void resetForgetsTheCredentialSoTheNextCallRunsPlayIntegrityForTheSameInstall() throws Exception {
+        Install install = new Install();
+        assertEquals(200, install.client.send(ECHO).status());
+        String installId = install.store.loadInstallId();
+        long decodes = keyward.decodeCount();
+
+        install.client.reset();
+        assertNull(install.store.loadCredential());
+        assertEquals(200, install.client.send(ECHO).status());
+
+        assertEquals(2, install.transport.count("/v1/attest/android"));
+        assertEquals(0, install.transport.count("/v1/refresh"));
+        assertEquals(decodes + 1, keyward.decodeCount());
+        assertEquals(installId, install.store.loadInstallId());
+    }
+
+    @Test
     void providerPlayNoLongerAcceptsIsPreparedAgainOnce() throws Exception {
         Install install = new Install();
         AtomicInteger requests = new AtomicInteger();
