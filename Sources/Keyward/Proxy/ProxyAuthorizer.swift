@@ -38,6 +38,21 @@ struct ProxyAuthorizer: Sendable {
         return segments
     }
 
+    /// The body rule of the allow rule that matched (its `json` table), checked once the body is
+    /// read and before anything goes upstream: the body to forward, which is `body` itself unless
+    /// the rule added the output cap. A body the device signed (`require_assertion`) is never
+    /// rewritten: one that would need the cap added is refused instead.
+    /// - Throws: `bad_request` (not one strict JSON object), `body_rule_refused` (a rule broken;
+    ///   which one goes to the log as the reason).
+    func checkBody(_ body: [UInt8], provider: Provider, method: String, segments: [String]) throws(APIError) -> [UInt8] {
+        guard let rule = provider.rule(method: method, segments: segments)?.body else { return body }
+        do {
+            return try rule.check(body, mayRewrite: !provider.requireAssertion) ?? body
+        } catch {
+            throw APIError(error.kind == .malformed ? .badRequest : .bodyRuleRefused, reason: error.reason)
+        }
+    }
+
     /// The provider's per-device windows (`per_minute`, `per_day`); empty without `rate_limit`.
     func rateWindows(for provider: Provider) -> [RateWindow] {
         var windows: [RateWindow] = []

@@ -12,7 +12,7 @@ import Upstream
 /// |---|---|---|
 /// | route | ``ProxyRoute`` | the provider the path names, from the registry in force |
 /// | authenticate | ``SessionAuthenticator`` | the bearer session; its device not revoked (store executor unless cached); attested where the provider has `require_attested` |
-/// | authorize | ``ProxyAuthorizer`` | canonical path, allowlist, body rule; the assertion (store executor) |
+/// | authorize | ``ProxyAuthorizer`` | canonical path, allowlist, the allow rule's JSON body rule (the cap added when absent); the assertion (store executor) |
 /// | limit | ``limitRate(_:deviceID:writer:record:then:)`` | the per-device windows, durable before the request goes on |
 /// | spend | ``CreditGate`` | the call's credits against the device's and the app's daily budgets (store executor) |
 /// | rewrite request | ``rewriteRequest(_:body:route:segments:record:)`` | the provider's URL, headers less the client's credentials, the key |
@@ -62,7 +62,8 @@ final class ProxyPipeline: Sendable {
             let route = try ProxyRoute.resolve(head, snapshot: providers.current, record: record)
             let claims = try authenticator.authenticate(head, record: record)
             let segments = try authorizer.authorize(head, body: body, route: route, claims: claims, record: record)
-            let (request, responseHead) = try rewriteRequest(head, body: body, route: route, segments: segments, record: record)
+            let forwardedBody = try authorizer.checkBody(body, provider: route.provider, method: head.method, segments: segments)
+            let (request, responseHead) = try rewriteRequest(head, body: forwardedBody, route: route, segments: segments, record: record)
             let (finisher, lifecycle, time, slots) = (self.finisher, self.lifecycle, self.time, self.slots)
             let provider = route.provider
             let slotLimit = provider.maxUpstreamConnections ?? defaultMaxUpstreamConnections

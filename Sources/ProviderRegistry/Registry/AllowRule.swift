@@ -5,12 +5,15 @@ public struct AllowRule: Sendable, Equatable {
     public let path: PathPattern
     /// Credits one call matching this rule spends of the daily budgets (`cost`, 1-1,000,000, default 1).
     public let cost: Int
+    /// What the call's JSON body may ask (`json = { … }`); nil: the body is not read.
+    public let body: BodyRule?
 
     /// - Parameters: see the properties.
-    public init(method: String, path: PathPattern, cost: Int = 1) {
+    public init(method: String, path: PathPattern, cost: Int = 1, body: BodyRule? = nil) {
         self.method = method
         self.path = path
         self.cost = cost
+        self.body = body
     }
 
     /// Whether a request with `method` and canonical `segments` is allowed by this rule.

@@ -50,9 +50,27 @@ struct AllowTable: Decodable {
     var method: String
     var path: String
     var cost: Int?
+    var json: JSONRuleTable?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case method, path, cost
+        case method, path, cost, json
+    }
+}
+
+/// `json = { models = ["gpt-4o-mini"], max_tokens = 1024, max_tokens_member = "max_tokens", stream = "any", n = 1 }`.
+struct JSONRuleTable: Decodable {
+    var models: [String]?
+    var maxTokens: Int?
+    var maxTokensMember: String?
+    var stream: String?
+    var n: Int?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case models
+        case maxTokens = "max_tokens"
+        case maxTokensMember = "max_tokens_member"
+        case stream
+        case n
     }
 }
 

@@ -65,6 +65,12 @@ public struct Provider: Sendable, Equatable {
         allow.first { $0.matches(method: method, segments: segments) }?.cost ?? 1
     }
 
+    /// The first allow rule matching `method` on `segments`: the one that decides the call's cost
+    /// and body rule; nil when none matches.
+    public func rule(method: String, segments: [String]) -> AllowRule? {
+        allow.first { $0.matches(method: method, segments: segments) }
+    }
+
     /// Whether `method` (case-sensitive, as received) on the canonical `segments` is allowlisted.
     public func allows(method: String, segments: [String]) -> Bool {
         allow.contains { $0.matches(method: method, segments: segments) }

@@ -1,0 +1,123 @@
+import KeywardSupport
+
+/// Why a body did not pass its allow rule's `json` table. The client gets one code for each kind;
+/// `reason` (which rule) goes to the log only.
+public struct BodyRuleRefusal: Error, Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        /// Not one strict JSON object (RFC 8259; a member named twice, too deep, a byte-order
+        /// mark): 400 `bad_request`.
+        case malformed
+        /// A rule of the table is broken: 403 `body_rule_refused`.
+        case refused
+    }
+
+    public let kind: Kind
+    /// `json_malformed`, `json_not_object`, `json_ambiguous`, `json_too_deep` (malformed), or the
+    /// broken rule: `body_rule_models`, `body_rule_max_tokens`, `body_rule_stream`, `body_rule_n`,
+    /// `body_rule_assertion_bound` (the cap had to be added to a body the device signed).
+    public let reason: String
+
+    init(_ kind: Kind, _ reason: String) {
+        self.kind = kind
+        self.reason = reason
+    }
+}
+
+extension BodyRule {
+    /// The body to forward once `body` passed this rule: nil when it goes unchanged, else `body`
+    /// with the output cap added (`"max_tokens":1024` as the object's last member, or inside
+    /// `generationConfig`), every other byte as it was.
+    ///
+    /// Rules, in order: `body` is one object by `StrictJSON`'s rules (numbers in full, depth at
+    /// most ``maximumDepth``); `model` is a string among `models`; each output member present
+    /// (``TokenMember``) is an integer in 0...`maxTokens`; `stream`, when present, is a boolean
+    /// that keeps `stream`; `n` and `generationConfig.candidateCount`, when present, are integers
+    /// in 1...`maxChoices`. A body that names no output member while the rule has a cap gets
+    /// `capMember`, unless `mayRewrite` is false (the body is covered by the device's signature):
+    /// then it is refused.
+    /// - Throws: ``BodyRuleRefusal``.
+    public func check(_ body: [UInt8], mayRewrite: Bool) throws(BodyRuleRefusal) -> [UInt8]? {
+        let members: [StrictJSON.Member]
+        do {
+            members = try StrictJSON.object(body, options: StrictJSON.Options(maximumDepth: Self.maximumDepth, integersOnly: false))
+        } catch {
+            switch error {
+            case .notAnObject: throw BodyRuleRefusal(.malformed, "json_not_object")
+            case .malformed: throw BodyRuleRefusal(.malformed, "json_malformed")
+            case .duplicateMember: throw BodyRuleRefusal(.malformed, "json_ambiguous")
+            case .tooDeep: throw BodyRuleRefusal(.malformed, "json_too_deep")
+            }
+        }
+        var model: StrictJSON.Member?
+        var stream: StrictJSON.Member?
+        var choices: [StrictJSON.Member] = []
+        var caps: [StrictJSON.Member] = []
+        var generationConfig: StrictJSON.Member?
+        for member in members {
+            switch member.name {
+            case "model": model = member
+            case "stream": stream = member
+            case "n": choices.append(member)
+            case "max_tokens", "max_completion_tokens", "max_output_tokens": caps.append(member)
+            case "generationConfig":
+                generationConfig = member
+                for inner in member.members ?? [] {
+                    if inner.name == "maxOutputTokens" { caps.append(inner) }
+                    if inner.name == "candidateCount" { choices.append(inner) }
+                }
+            default: break
+            }
+        }
+        if let models {
+            guard let name = model?.string, models.contains(name) else { throw BodyRuleRefusal(.refused, "body_rule_models") }
+        }
+        if let stream, stream.kind != .bool { throw BodyRuleRefusal(.refused, "body_rule_stream") }
+        let streams = stream?.bool == true
+        switch self.stream {
+        case .any: break
+        case .required: if !streams { throw BodyRuleRefusal(.refused, "body_rule_stream") }
+        case .forbidden: if streams { throw BodyRuleRefusal(.refused, "body_rule_stream") }
+        }
+        for choice in choices {
+            guard let count = choice.integer, count >= 1, count <= maxChoices else { throw BodyRuleRefusal(.refused, "body_rule_n") }
+        }
+        guard let maxTokens else { return nil }
+        for cap in caps {
+            guard let asked = cap.integer, asked >= 0, asked <= maxTokens else { throw BodyRuleRefusal(.refused, "body_rule_max_tokens") }
+        }
+        guard caps.isEmpty else { return nil }
+        guard mayRewrite else { throw BodyRuleRefusal(.refused, "body_rule_assertion_bound") }
+        if capMember == .generationConfigMaxOutputTokens, let generationConfig {
+            guard generationConfig.kind == .object else { throw BodyRuleRefusal(.refused, "body_rule_max_tokens") }
+            return Self.adding("\"maxOutputTokens\":\(maxTokens)", to: body, objectRange: generationConfig.valueRange,
+                               lastMember: generationConfig.members?.last)
+        }
+        let member = capMember == .generationConfigMaxOutputTokens
+            ? "\"generationConfig\":{\"maxOutputTokens\":\(maxTokens)}"
+            : "\"\(capMember.rawValue)\":\(maxTokens)"
+        return Self.adding(member, to: body, objectRange: Self.topLevelRange(body), lastMember: members.last)
+    }
+
+    /// The range of the top-level object in `body` (leading and trailing whitespace left out).
+    static func topLevelRange(_ body: [UInt8]) -> Range<Int> {
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+        var start = 0
+        var end = body.count
+        while start < end, isSpace(body[start]) { start += 1 }
+        while end > start, isSpace(body[end - 1]) { end -= 1 }
+        return start..<end
+    }
+
+    /// `body` with `member` (`"name":value`) added as the last member of the object at
+    /// `objectRange`: right after its last member's value, or right after its `{` when empty.
+    static func adding(_ member: String, to body: [UInt8], objectRange: Range<Int>, lastMember: StrictJSON.Member?) -> [UInt8] {
+        let at = lastMember?.valueRange.upperBound ?? (objectRange.lowerBound + 1)
+        var result: [UInt8] = []
+        result.reserveCapacity(body.count + member.utf8.count + 1)
+        result.append(contentsOf: body[..<at])
+        if lastMember != nil { result.append(UInt8(ascii: ",")) }
+        result.append(contentsOf: member.utf8)
+        result.append(contentsOf: body[at...])
+        return result
+    }
+}
