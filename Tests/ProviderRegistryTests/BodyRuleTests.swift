@@ -150,4 +150,64 @@ final class BodyRuleTests: XCTestCase {
                        ["p.toml:5: demo.allow[0].json: GET requests carry no body (Keyward refuses one): a json rule needs a method such as POST"])
         XCTAssertEqual(errors("{ models = \"gpt-4o\" }").count, 1, "a string is not a list")
     }
+
+    // MARK: metering
+
+    func testAMeteredStreamAsksForItsUsage() throws {
+        let rule = BodyRule(models: ["m"], maxTokens: 100)
+        func metered(_ body: String) throws -> String {
+            String(decoding: try rule.check(bytes(body), mayRewrite: true, addStreamUsage: true) ?? bytes(body), as: UTF8.self)
+        }
+        XCTAssertEqual(try metered(#"{"model":"m","stream":true}"#), #"{"model":"m","stream":true,"max_tokens":100,"stream_options":{"include_usage":true}}"#)
+        XCTAssertEqual(try metered(#"{"model":"m","stream":true,"max_tokens":5}"#), #"{"model":"m","stream":true,"max_tokens":5,"stream_options":{"include_usage":true}}"#)
+        XCTAssertEqual(try metered(#"{"model":"m","stream_options":{},"stream":true,"max_tokens":5}"#),
+                       #"{"model":"m","stream_options":{"include_usage":true},"stream":true,"max_tokens":5}"#)
+        XCTAssertEqual(try metered(#"{"stream_options":{"x":1},"model":"m","stream":true}"#),
+                       #"{"stream_options":{"x":1,"include_usage":true},"model":"m","stream":true,"max_tokens":100}"#)
+        let asked = #"{"model":"m","stream":true,"max_tokens":5,"stream_options":{"include_usage":true}}"#
+        XCTAssertEqual(try metered(asked), asked)
+        XCTAssertEqual(try metered(#"{"model":"m","max_tokens":5}"#), #"{"model":"m","max_tokens":5}"#, "a plain call reports usage anyway")
+        do {
+            _ = try rule.check(bytes(#"{"model":"m","stream":true,"max_tokens":5,"stream_options":{"include_usage":false}}"#), mayRewrite: true, addStreamUsage: true)
+            XCTFail("a metered stream that refuses to report usage went through")
+        } catch {
+            XCTAssertEqual(error, BodyRuleRefusal(.refused, "body_rule_stream_usage"))
+        }
+        do {
+            _ = try rule.check(bytes(#"{"model":"m","stream":true,"max_tokens":5}"#), mayRewrite: false, addStreamUsage: true)
+            XCTFail("a signed body was to be rewritten")
+        } catch {
+            XCTAssertEqual(error, BodyRuleRefusal(.refused, "body_rule_assertion_bound"))
+        }
+    }
+
+    func testAMeteredRuleLoadsWithItsHold() throws {
+        let text = providerText(allow: """
+            [{ method = "POST", path = "/v1/chat/completions", meter = "openai", credits_per_1k_tokens = { input = 1, output = 4 }, json = { max_tokens = 1024, n = 2 } }]
+            """)
+        let rule = try XCTUnwrap(registry(text).provider(named: "demo")?.rule(method: "POST", segments: ["v1", "chat", "completions"]))
+        XCTAssertEqual(rule.meter, MeterRule(format: .openAI, inputPer1k: 1, outputPer1k: 4))
+        XCTAssertEqual(rule.meteredHold(bodyBytes: 100), 9)   // ⌈(100 + 2 × 1024 × 4) / 1000⌉
+        XCTAssertNil(AllowRule(method: "POST", path: try PathPattern.parse("/x"), cost: 3).meteredHold(bodyBytes: 100))
+    }
+
+    func testBadMeteredRulesNameFileLineAndKey() {
+        func errors(_ rule: String) -> [String] {
+            configErrors { _ = try registry(providerText(allow: "[{ method = \"POST\", path = \"/v1/x\", \(rule) }]")) }.map(\.description)
+        }
+        let rates = "credits_per_1k_tokens = { input = 1, output = 4 }"
+        XCTAssertEqual(errors("meter = \"openai\", \(rates)"),
+                       ["p.toml:5: demo.allow[0].meter: a metered rule needs json = { max_tokens = … }: its worst case, held before the call, is bounded by the output cap"])
+        XCTAssertEqual(errors("meter = \"openai\", json = { max_tokens = 5 }"),
+                       ["p.toml:5: demo.allow[0].meter: a metered rule needs credits_per_1k_tokens = { input = …, output = … }"])
+        XCTAssertEqual(errors("meter = \"mistral\", \(rates), json = { max_tokens = 5 }"),
+                       ["p.toml:5: demo.allow[0].meter: must be \"openai\", \"anthropic\" or \"gemini\" (where the provider reports usage)"])
+        XCTAssertEqual(errors("meter = \"openai\", cost = 2, \(rates), json = { max_tokens = 5 }"),
+                       ["p.toml:5: demo.allow[0].cost: a metered rule is charged by the usage the provider reports: leave cost out"])
+        XCTAssertEqual(errors("meter = \"openai\", credits_per_1k_tokens = { input = -1, output = 4 }, json = { max_tokens = 5 }"),
+                       ["p.toml:5: demo.allow[0].credits_per_1k_tokens.input: must be in 0...1000000 credits per 1,000 tokens"])
+        XCTAssertEqual(errors("\(rates), json = { max_tokens = 5 }"),
+                       ["p.toml:5: demo.allow[0].credits_per_1k_tokens: prices tokens, but the rule has no meter: add meter = \"openai\", \"anthropic\" or \"gemini\""])
+        XCTAssertEqual(errors("meter = \"openai\", credits_per_1k_tokens = { input = 1 }, json = { max_tokens = 5 }").count, 1)
+    }
 }

@@ -14,7 +14,8 @@ public struct BodyRuleRefusal: Error, Sendable, Equatable {
     public let kind: Kind
     /// `json_malformed`, `json_not_object`, `json_ambiguous`, `json_too_deep` (malformed), or the
     /// broken rule: `body_rule_models`, `body_rule_max_tokens`, `body_rule_stream`, `body_rule_n`,
-    /// `body_rule_assertion_bound` (the cap had to be added to a body the device signed).
+    /// `body_rule_stream_usage` (a metered stream whose `stream_options.include_usage` is not
+    /// true), `body_rule_assertion_bound` (a member had to be added to a body the device signed).
     public let reason: String
 
     init(_ kind: Kind, _ reason: String) {
@@ -33,10 +34,13 @@ extension BodyRule {
     /// (``TokenMember``) is an integer in 0...`maxTokens`; `stream`, when present, is a boolean
     /// that keeps `stream`; `n` and `generationConfig.candidateCount`, when present, are integers
     /// in 1...`maxChoices`. A body that names no output member while the rule has a cap gets
-    /// `capMember`, unless `mayRewrite` is false (the body is covered by the device's signature):
-    /// then it is refused.
+    /// `capMember`. With `addStreamUsage` (a metered OpenAI call), a body with `"stream": true`
+    /// gets `"stream_options":{"include_usage":true}` (or `include_usage` inside its
+    /// `stream_options`), so the last chunk reports the usage; one that sets it to anything but
+    /// true is refused. Nothing is added where `mayRewrite` is false (the body is covered by the
+    /// device's signature): such a body is refused instead.
     /// - Throws: ``BodyRuleRefusal``.
-    public func check(_ body: [UInt8], mayRewrite: Bool) throws(BodyRuleRefusal) -> [UInt8]? {
+    public func check(_ body: [UInt8], mayRewrite: Bool, addStreamUsage: Bool = false) throws(BodyRuleRefusal) -> [UInt8]? {
         let members: [StrictJSON.Member]
         do {
             members = try StrictJSON.object(body, options: StrictJSON.Options(maximumDepth: Self.maximumDepth, integersOnly: false))
@@ -50,6 +54,7 @@ extension BodyRule {
         }
         var model: StrictJSON.Member?
         var stream: StrictJSON.Member?
+        var streamOptions: StrictJSON.Member?
         var choices: [StrictJSON.Member] = []
         var caps: [StrictJSON.Member] = []
         var generationConfig: StrictJSON.Member?
@@ -57,6 +62,7 @@ extension BodyRule {
             switch member.name {
             case "model": model = member
             case "stream": stream = member
+            case "stream_options": streamOptions = member
             case "n": choices.append(member)
             case "max_tokens", "max_completion_tokens", "max_output_tokens": caps.append(member)
             case "generationConfig":
@@ -81,21 +87,45 @@ extension BodyRule {
         for choice in choices {
             guard let count = choice.integer, count >= 1, count <= maxChoices else { throw BodyRuleRefusal(.refused, "body_rule_n") }
         }
-        guard let maxTokens else { return nil }
-        for cap in caps {
-            guard let asked = cap.integer, asked >= 0, asked <= maxTokens else { throw BodyRuleRefusal(.refused, "body_rule_max_tokens") }
+        if let maxTokens {
+            for cap in caps {
+                guard let asked = cap.integer, asked >= 0, asked <= maxTokens else { throw BodyRuleRefusal(.refused, "body_rule_max_tokens") }
+            }
         }
-        guard caps.isEmpty else { return nil }
+        // What must be added: the cap when no output member is there, the usage request of a
+        // metered stream when the body does not ask it already.
+        var topLevel: [String] = []
+        var inserts: [(at: Int, text: String)] = []
+        if let maxTokens, caps.isEmpty {
+            if capMember == .generationConfigMaxOutputTokens, let generationConfig {
+                guard generationConfig.kind == .object else { throw BodyRuleRefusal(.refused, "body_rule_max_tokens") }
+                inserts.append(Self.insertion("\"maxOutputTokens\":\(maxTokens)", objectRange: generationConfig.valueRange,
+                                              lastMember: generationConfig.members?.last))
+            } else if capMember == .generationConfigMaxOutputTokens {
+                topLevel.append("\"generationConfig\":{\"maxOutputTokens\":\(maxTokens)}")
+            } else {
+                topLevel.append("\"\(capMember.rawValue)\":\(maxTokens)")
+            }
+        }
+        if addStreamUsage, streams {
+            if let streamOptions {
+                guard streamOptions.kind == .object else { throw BodyRuleRefusal(.refused, "body_rule_stream_usage") }
+                if let include = streamOptions.members?.first(where: { $0.name == "include_usage" }) {
+                    guard include.bool == true else { throw BodyRuleRefusal(.refused, "body_rule_stream_usage") }
+                } else {
+                    inserts.append(Self.insertion("\"include_usage\":true", objectRange: streamOptions.valueRange,
+                                                  lastMember: streamOptions.members?.last))
+                }
+            } else {
+                topLevel.append("\"stream_options\":{\"include_usage\":true}")
+            }
+        }
+        if !topLevel.isEmpty {
+            inserts.append(Self.insertion(topLevel.joined(separator: ","), objectRange: Self.topLevelRange(body), lastMember: members.last))
+        }
+        guard !inserts.isEmpty else { return nil }
         guard mayRewrite else { throw BodyRuleRefusal(.refused, "body_rule_assertion_bound") }
-        if capMember == .generationConfigMaxOutputTokens, let generationConfig {
-            guard generationConfig.kind == .object else { throw BodyRuleRefusal(.refused, "body_rule_max_tokens") }
-            return Self.adding("\"maxOutputTokens\":\(maxTokens)", to: body, objectRange: generationConfig.valueRange,
-                               lastMember: generationConfig.members?.last)
-        }
-        let member = capMember == .generationConfigMaxOutputTokens
-            ? "\"generationConfig\":{\"maxOutputTokens\":\(maxTokens)}"
-            : "\"\(capMember.rawValue)\":\(maxTokens)"
-        return Self.adding(member, to: body, objectRange: Self.topLevelRange(body), lastMember: members.last)
+        return Self.applying(inserts, to: body)
     }
 
     /// The range of the top-level object in `body` (leading and trailing whitespace left out).
@@ -108,16 +138,24 @@ extension BodyRule {
         return start..<end
     }
 
-    /// `body` with `member` (`"name":value`) added as the last member of the object at
-    /// `objectRange`: right after its last member's value, or right after its `{` when empty.
-    static func adding(_ member: String, to body: [UInt8], objectRange: Range<Int>, lastMember: StrictJSON.Member?) -> [UInt8] {
-        let at = lastMember?.valueRange.upperBound ?? (objectRange.lowerBound + 1)
+    /// Where `member` (`"name":value`) goes to be the last member of the object at `objectRange`:
+    /// right after its last member's value (after a comma), or right after its `{` when empty.
+    static func insertion(_ member: String, objectRange: Range<Int>, lastMember: StrictJSON.Member?) -> (at: Int, text: String) {
+        guard let lastMember else { return (objectRange.lowerBound + 1, member) }
+        return (lastMember.valueRange.upperBound, "," + member)
+    }
+
+    /// `body` with each text inserted at its offset, every other byte as it was.
+    static func applying(_ inserts: [(at: Int, text: String)], to body: [UInt8]) -> [UInt8] {
         var result: [UInt8] = []
-        result.reserveCapacity(body.count + member.utf8.count + 1)
-        result.append(contentsOf: body[..<at])
-        if lastMember != nil { result.append(UInt8(ascii: ",")) }
-        result.append(contentsOf: member.utf8)
-        result.append(contentsOf: body[at...])
+        result.reserveCapacity(body.count + inserts.reduce(0) { $0 + $1.text.utf8.count })
+        var copied = 0
+        for insert in inserts.sorted(by: { $0.at < $1.at }) {
+            result.append(contentsOf: body[copied..<insert.at])
+            result.append(contentsOf: insert.text.utf8)
+            copied = insert.at
+        }
+        result.append(contentsOf: body[copied...])
         return result
     }
 }

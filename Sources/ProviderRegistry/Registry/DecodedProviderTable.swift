@@ -51,9 +51,22 @@ struct AllowTable: Decodable {
     var path: String
     var cost: Int?
     var json: JSONRuleTable?
+    var meter: String?
+    var creditsPer1kTokens: TokenRatesTable?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case method, path, cost, json
+        case method, path, cost, json, meter
+        case creditsPer1kTokens = "credits_per_1k_tokens"
+    }
+}
+
+/// `credits_per_1k_tokens = { input = 1, output = 4 }`.
+struct TokenRatesTable: Decodable {
+    var input: Int
+    var output: Int
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case input, output
     }
 }
 

@@ -21,6 +21,7 @@ struct ProviderValidator {
     static let perDayRange = 1...1_000_000_000
     static let maxTokensRange = 1...10_000_000
     static let choicesRange = 1...128
+    static let tokenRateRange = 0...1_000_000
 
     init(document: TOMLDocument) { self.document = document }
 
@@ -242,9 +243,11 @@ struct ProviderValidator {
             body = bodyRule(json, method: table.method, at: at.appending("json"))
             if body == nil { valid = false }
         }
+        let meter = meterRule(table, body: body, at: at)
+        if table.meter != nil || table.creditsPer1kTokens != nil, meter == nil { valid = false }
         do {
             let pattern = try PathPattern.parse(table.path)
-            return valid ? AllowRule(method: table.method, path: pattern, cost: table.cost ?? 1, body: body) : nil
+            return valid ? AllowRule(method: table.method, path: pattern, cost: table.cost ?? 1, body: body, meter: meter) : nil
         } catch {
             fail(error.message, at.appending("path"))
             return nil
@@ -292,5 +295,32 @@ struct ProviderValidator {
         }
         guard errors.count == errorCount else { return nil }
         return BodyRule(models: table.models, maxTokens: table.maxTokens, capMember: capMember, stream: stream, maxChoices: table.n ?? 1)
+    }
+
+    /// An allow rule's `meter` and `credits_per_1k_tokens`; nil when there is none or it has
+    /// errors (recorded). Metering needs the rule's `json.max_tokens` (the worst case it holds is
+    /// bounded only by the output cap) and takes the place of `cost`.
+    private mutating func meterRule(_ table: AllowTable, body: BodyRule?, at: TOMLKeyPath) -> MeterRule? {
+        guard let name = table.meter else {
+            if table.creditsPer1kTokens != nil { fail("prices tokens, but the rule has no meter: add meter = \"openai\", \"anthropic\" or \"gemini\"", at.appending("credits_per_1k_tokens")) }
+            return nil
+        }
+        let errorCount = errors.count
+        let format = MeterRule.Format(rawValue: name)
+        if format == nil { fail("must be \"openai\", \"anthropic\" or \"gemini\" (where the provider reports usage)", at.appending("meter")) }
+        if table.cost != nil { fail("a metered rule is charged by the usage the provider reports: leave cost out", at.appending("cost")) }
+        if table.json?.maxTokens == nil {
+            fail("a metered rule needs json = { max_tokens = … }: its worst case, held before the call, is bounded by the output cap", at.appending("meter"))
+        }
+        guard let rates = table.creditsPer1kTokens else {
+            fail("a metered rule needs credits_per_1k_tokens = { input = …, output = … }", at.appending("meter"))
+            return nil
+        }
+        for (key, value) in [("input", rates.input), ("output", rates.output)] where !Self.tokenRateRange.contains(value) {
+            fail("must be in \(Self.tokenRateRange.lowerBound)...\(Self.tokenRateRange.upperBound) credits per 1,000 tokens",
+                 at.appending("credits_per_1k_tokens").appending(key))
+        }
+        guard errors.count == errorCount, let format, body != nil else { return nil }
+        return MeterRule(format: format, inputPer1k: rates.input, outputPer1k: rates.output)
     }
 }
