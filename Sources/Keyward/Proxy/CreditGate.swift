@@ -154,17 +154,18 @@ final class CreditGate: Sendable {
     }
 
     /// Gives `charge` back to its day's budgets, on the store executor (the caller does not wait);
-    /// for a holder of an `Idempotency-Key` claim, only once every holder went unbilled.
+    /// for a holder of an `Idempotency-Key` claim, only once every holder went unbilled. With
+    /// `part` (1...`charge.cost`, a metered call settling below its hold), only that many credits.
     /// A release that fails is logged and the credits stay spent: that only refuses early.
-    func release(_ charge: CreditCharge) {
+    func release(_ charge: CreditCharge, part: Int? = nil) {
         let (logger, metrics, time) = (self.logger, self.metrics, self.time)
         asyncStore.run("credit_release", { store throws(StoreError) -> (given: Int, appUsed: Int)? in
-            var given = charge.cost
+            var given = part ?? charge.cost
             if let key = charge.idempotencyKeyHash {
                 guard let back = try store.releaseIdempotentCall(deviceID: charge.deviceID, keyHash: key) else { return nil }
                 given = back
             } else {
-                try store.releaseCredits(deviceID: charge.deviceID, cost: charge.cost, countsTowardApp: charge.countsTowardApp, day: charge.day)
+                try store.releaseCredits(deviceID: charge.deviceID, cost: given, countsTowardApp: charge.countsTowardApp, day: charge.day)
             }
             // The gauge follows the release too, or it would stay at the count before it.
             let day = charge.cost > 0 ? charge.day : SpendSettings.day(ofSeconds: time.nowSeconds())

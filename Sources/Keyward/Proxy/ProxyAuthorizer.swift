@@ -44,10 +44,11 @@ struct ProxyAuthorizer: Sendable {
     /// rewritten: one that would need the cap added is refused instead.
     /// - Throws: `bad_request` (not one strict JSON object), `body_rule_refused` (a rule broken;
     ///   which one goes to the log as the reason).
-    func checkBody(_ body: [UInt8], provider: Provider, method: String, segments: [String]) throws(APIError) -> [UInt8] {
-        guard let rule = provider.rule(method: method, segments: segments)?.body else { return body }
+    /// A metered OpenAI rule also adds `stream_options.include_usage` to a streamed body.
+    func checkBody(_ body: [UInt8], provider: Provider, rule: AllowRule?) throws(APIError) -> [UInt8] {
+        guard let bodyRule = rule?.body else { return body }
         do {
-            return try rule.check(body, mayRewrite: !provider.requireAssertion) ?? body
+            return try bodyRule.check(body, mayRewrite: !provider.requireAssertion, addStreamUsage: rule?.meter?.format == .openAI) ?? body
         } catch {
             throw APIError(error.kind == .malformed ? .badRequest : .bodyRuleRefused, reason: error.reason)
         }
