@@ -65,7 +65,7 @@ let package = Package(
         .target(name: "DeviceSimulator", dependencies: ["KeywardCrypto", "CBOR", "COpenSSL", "CShims"]),
         .target(name: "KeywardDemo", dependencies: ["Keyward", "DeviceSimulator"]),
         .executableTarget(name: "KeywardDemoMain", dependencies: ["KeywardDemo", "CShims"]),
-        .executableTarget(name: "KeywardBench", dependencies: ["Keyward", "KeywardDemo", "Limits"]),
+        .executableTarget(name: "KeywardBench", dependencies: ["Keyward", "KeywardDemo", "Limits", "ProviderRegistry"]),
 
         // Deadline-bounded waits shared by the test targets.
         .target(name: "TestWaiting", path: "Tests/TestWaiting"),
