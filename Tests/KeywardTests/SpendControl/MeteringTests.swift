@@ -145,6 +145,46 @@ final class MeteringTests: XCTestCase {
         XCTAssertEqual(try usedToday(token), MeteredProviders.hold(forwardedBytes: forwarded))
     }
 
+    /// Events of a metered stream reach the client as they are written: the first long before the
+    /// second (written 500 ms later), as on the same provider unmetered, in the same run.
+    func testAMeteredStreamStillRelaysEachEventAsItIsWritten() throws {
+        var spend = SpendSettings()
+        spend.installDailyCredits = 1_000
+        env = try TestDeployment(extraProviders: { port in
+            """
+            [metered]
+            base_url = "http://127.0.0.1:\(port)"
+            allow_http_loopback = true
+            secret = "CHAT_KEY"
+            auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
+            allow = [ { method = "POST", path = "/v1/chat/completions", meter = "openai", credits_per_1k_tokens = { input = 1, output = 4 }, json = { max_tokens = 64 } } ]
+
+            """
+        }, eventCount: 2, eventGapMillis: 500, settings: { $0.spend = spend })
+        let (_, token) = try env.session()
+        var firstEventMillis: [String: Double] = [:]
+        for provider in ["chat", "metered"] {
+            let start = DispatchTime.now()
+            let arrivals = Mutex<[(String, Double)]>([])
+            let result = try env.client.stream(
+                "POST", "/p/\(provider)/v1/chat/completions", headers: [env.bearer(token)], body: Array(#"{"stream":true}"#.utf8)
+            ) { chunk in
+                let at = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e6
+                for event in String(decoding: chunk, as: UTF8.self).split(separator: "\n") {
+                    arrivals.withLock { $0.append((String(event), at)) }
+                }
+            }
+            XCTAssertEqual(result.status, 200)
+            let events = arrivals.withLock { $0 }
+            XCTAssertEqual(events.map(\.0), ["data: 1", "data: 2", "data: [DONE]"], provider)
+            XCTAssertGreaterThan(events[1].1 - events[0].1, 350, "\(provider): event 1 was held back until event 2")
+            firstEventMillis[provider] = events[0].1
+        }
+        print(String(format: "first event after %.1f ms unmetered, %.1f ms metered", firstEventMillis["chat"] ?? 0, firstEventMillis["metered"] ?? 0))
+        // The fake's events carry no usage: the hold stands and the call is counted.
+        XCTAssertTrue(waitUntil { self.metered("no_usage", "metered") == 1 })
+    }
+
     func testTwoHundredConcurrentMeteredCallsFromFiveDevicesNeverPassTheCeiling() throws {
         try start(installDailyCredits: nil, appDailyCredits: 100)
         let tokens = try (0..<5).map { _ in try env.session().1 }
