@@ -116,20 +116,38 @@ package enum StrictJSON {
         mutating func object(depth: Int, collect: Int) throws(Failure) -> [Member] {
             guard depth <= options.maximumDepth else { throw .tooDeep }
             guard take(UInt8(ascii: "{")) else { throw .malformed }
-            var names = Set<String>()
+            // Names as their bytes (unescaped where they had escapes), compared one by one while
+            // the object is small and through a set beyond, so no object costs quadratic time.
+            var names: [ArraySlice<UInt8>] = []
+            var nameSet: Set<ArraySlice<UInt8>>?
             var members: [Member] = []
             skipWhitespace()
             if take(UInt8(ascii: "}")) { return members }
             while true {
                 skipWhitespace()
-                guard let name = string() else { throw .malformed }
-                guard names.insert(name).inserted else { throw .duplicateMember }
+                guard let (range, escaped) = skipString() else { throw .malformed }
+                var decodedName: String?
+                let nameBytes: ArraySlice<UInt8>
+                if escaped || collect > 0 {
+                    guard let text = decode(range, escaped: escaped) else { throw .malformed }
+                    decodedName = text
+                    nameBytes = escaped ? Array(text.utf8)[...] : bytes[range]
+                } else {
+                    nameBytes = bytes[range]
+                }
+                if nameSet != nil {
+                    guard nameSet!.insert(nameBytes).inserted else { throw .duplicateMember }
+                } else {
+                    guard !names.contains(nameBytes) else { throw .duplicateMember }
+                    names.append(nameBytes)
+                    if names.count == 16 { nameSet = Set(names) }
+                }
                 skipWhitespace()
                 guard take(UInt8(ascii: ":")) else { throw .malformed }
                 skipWhitespace()
                 let start = index
                 let first = peek
-                if collect > 0 {
+                if collect > 0, let name = decodedName {
                     members.append(try member(name, depth: depth, collectChildren: collect > 1, start: start, first: first))
                 } else {
                     _ = try value(depth: depth, collect: false)
@@ -148,7 +166,7 @@ package enum StrictJSON {
                 return Member(name: name, kind: .object, valueRange: start..<index, string: nil, integer: nil, bool: nil,
                               members: collectChildren ? children : nil)
             case UInt8(ascii: "\""):
-                guard let text = string() else { throw .malformed }
+                guard let (range, escaped) = skipString(), let text = decode(range, escaped: escaped) else { throw .malformed }
                 return Member(name: name, kind: .string, valueRange: start..<index, string: text, integer: nil, bool: nil, members: nil)
             default:
                 let kind = try value(depth: depth, collect: false)
@@ -200,7 +218,7 @@ package enum StrictJSON {
                 try array(depth: depth + 1)
                 return .array
             case UInt8(ascii: "\""):
-                guard string() != nil else { throw .malformed }
+                guard skipString() != nil else { throw .malformed }
                 return .string
             case UInt8(ascii: "t"):
                 guard literal("true") else { throw .malformed }
@@ -251,6 +269,77 @@ package enum StrictJSON {
             guard let next = peek else { return true }
             return next != UInt8(ascii: ".") && next != UInt8(ascii: "e") && next != UInt8(ascii: "E")
                 && !(next >= UInt8(ascii: "0") && next <= UInt8(ascii: "9"))
+        }
+
+        /// A string at `index` (on its quote), checked by RFC 8259 §7 without building it (no raw
+        /// control characters, only the listed escapes, `\u` surrogates paired, valid UTF-8 by
+        /// RFC 3629): the range of its content, between the quotes, and whether it has escapes.
+        mutating func skipString() -> (Range<Int>, Bool)? {
+            guard take(UInt8(ascii: "\"")) else { return nil }
+            let start = index
+            var escaped = false
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\"") {
+                    defer { index += 1 }
+                    return (start..<index, escaped)
+                }
+                if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                    index += 1
+                    guard let next = peek else { return nil }
+                    index += 1
+                    switch next {
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                         UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                        continue
+                    case UInt8(ascii: "u"):
+                        guard unicodeEscape() != nil else { return nil }
+                    default:
+                        return nil
+                    }
+                } else if byte < 0x20 {
+                    return nil
+                } else if byte < 0x80 {
+                    index += 1
+                } else {
+                    guard utf8Sequence() else { return nil }
+                }
+            }
+            return nil
+        }
+
+        /// One multi-byte UTF-8 sequence at `index` (RFC 3629 §4: no overlong forms, no
+        /// surrogates, nothing past U+10FFFF), stepped over.
+        mutating func utf8Sequence() -> Bool {
+            let lead = bytes[index]
+            var low: UInt8 = 0x80
+            var high: UInt8 = 0xBF
+            let continuations: Int
+            switch lead {
+            case 0xC2...0xDF: continuations = 1
+            case 0xE0: continuations = 2; low = 0xA0
+            case 0xE1...0xEC, 0xEE...0xEF: continuations = 2
+            case 0xED: continuations = 2; high = 0x9F
+            case 0xF0: continuations = 3; low = 0x90
+            case 0xF1...0xF3: continuations = 3
+            case 0xF4: continuations = 3; high = 0x8F
+            default: return false
+            }
+            guard index + continuations < bytes.count else { return false }
+            let second = bytes[index + 1]
+            guard second >= low, second <= high else { return false }
+            for offset in stride(from: 2, through: continuations, by: 1) where bytes[index + offset] & 0xC0 != 0x80 { return false }
+            index += continuations + 1
+            return true
+        }
+
+        /// The text of a string whose content `skipString` found at `range`.
+        func decode(_ range: Range<Int>, escaped: Bool) -> String? {
+            guard escaped else { return String(decoding: bytes[range], as: UTF8.self) }
+            var copy = Reader(bytes: bytes, options: options)
+            copy.index = range.lowerBound - 1
+            return copy.string()
         }
 
         /// A string at `index` (on its quote), unescaped; nil when malformed (RFC 8259 §7: no raw

@@ -111,6 +111,20 @@ final class BodyRuleTests: XCTestCase {
         for (body, reason) in cases {
             XCTAssertEqual(refusal(openAI, body), BodyRuleRefusal(.malformed, reason), body)
         }
+        // Names compare unescaped, and a large object through a set: still every duplicate.
+        let many = (0..<40).map { "\"k\($0)\":1" }.joined(separator: ",")
+        for body in [#"{"a":1,"\u0061":2}"#, "{" + many + ",\"k7\":2}", "{\"x\":{" + many + ",\"k39\":0}}"] {
+            XCTAssertEqual(refusal(openAI, body), BodyRuleRefusal(.malformed, "json_ambiguous"), body)
+        }
+        XCTAssertNil(try BodyRule(models: ["m"]).check(Array(("{" + many + ",\"model\":\"m\"}").utf8), mayRewrite: true), "no false duplicate")
+        // RFC 3629: overlong forms, encoded surrogates, truncated sequences and bytes past U+10FFFF are not UTF-8.
+        for bad: [UInt8] in [[0xC0, 0x80], [0xED, 0xA0, 0x80], [0xE2, 0x82], [0xF4, 0x90, 0x80, 0x80], [0xFF]] {
+            let body = Array(#"{"model":"gpt-4o-mini","x":""#.utf8) + bad + Array(#""}"#.utf8)
+            XCTAssertThrowsError(try openAI.check(body, mayRewrite: true), "\(bad)") { error in
+                XCTAssertEqual(error as? BodyRuleRefusal, BodyRuleRefusal(.malformed, "json_malformed"))
+            }
+        }
+        XCTAssertNotNil(try openAI.check(Array(#"{"model":"gpt-4o-mini","x":"é€😀"}"#.utf8), mayRewrite: true))
         // Fractions and exponents are JSON numbers here (temperature, top_p).
         XCTAssertNil(try BodyRule().check(bytes(#"{"temperature":0.7,"top_p":1E-2,"x":-0}"#), mayRewrite: true))
     }

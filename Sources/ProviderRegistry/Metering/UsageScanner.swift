@@ -29,16 +29,11 @@ public struct UsageScanner: Sendable {
 
     public static let maximumDepth = 32
     /// Longer strings are never one of the keys looked for.
-    public static let maximumKeyBytes = 40
+    public static let maximumKeyBytes = PackedKey.capacity
 
     private enum Frame: Sendable {
-        case object(UsageKey)
+        case object(usage: Bool)
         case array
-    }
-
-    /// What the key that opened an object means here.
-    private enum UsageKey: Sendable, Equatable {
-        case other, usage
     }
 
     private let format: MeterRule.Format
@@ -48,12 +43,12 @@ public struct UsageScanner: Sendable {
     private var overflow = 0
     private var inString = false
     private var escaped = false
-    private var string: [UInt8] = []
-    private var stringTooLong = false
-    /// The last string read outside a value position, awaiting its `:`.
-    private var lastString: [UInt8]?
+    /// The string being read, packed; marked too long once it cannot be a key looked for.
+    private var string = PackedKey()
+    /// The last string read, awaiting its `:`.
+    private var lastString: PackedKey?
     /// The key whose value comes next.
-    private var key: [UInt8]?
+    private var key: PackedKey?
     private var number: Int?
     private var negative = false
     /// Figures by the member they came from, for the sums each format needs.
@@ -70,7 +65,6 @@ public struct UsageScanner: Sendable {
         self.format = format
         self.serverSentEvents = serverSentEvents
         frames.reserveCapacity(8)
-        string.reserveCapacity(Self.maximumKeyBytes)
     }
 
     /// The usage found so far: the input once any input figure was seen; the output once the
@@ -88,7 +82,23 @@ public struct UsageScanner: Sendable {
 
     /// Reads the next bytes of the answer.
     public mutating func scan(_ bytes: UnsafeRawBufferPointer) {
-        for byte in bytes { step(byte) }
+        var index = 0
+        let count = bytes.count
+        while index < count {
+            if inString && !escaped {
+                // The body of a string, most of an answer's bytes: run to the next quote,
+                // backslash or (in server-sent events) line feed, packing only a key's length.
+                while index < count {
+                    let byte = bytes[index]
+                    if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || (byte == 0x0A && serverSentEvents) { break }
+                    string.append(byte)
+                    index += 1
+                }
+                if index == count { return }
+            }
+            step(bytes[index])
+            index += 1
+        }
     }
 
     /// Reads the next bytes of the answer.
@@ -96,23 +106,20 @@ public struct UsageScanner: Sendable {
         bytes.withUnsafeBytes { scan($0) }
     }
 
-    @inline(__always)
     private mutating func step(_ byte: UInt8) {
         if inString {
             if escaped {
                 escaped = false
-                stringTooLong = true   // no key looked for has an escape
+                string.markTooLong()   // no key looked for has an escape
             } else if byte == UInt8(ascii: "\\") {
                 escaped = true
             } else if byte == UInt8(ascii: "\"") {
                 inString = false
-                lastString = stringTooLong ? nil : string
+                lastString = string.isTooLong ? nil : string
             } else if byte == 0x0A && serverSentEvents {
                 resetLine()
-            } else if string.count < Self.maximumKeyBytes {
-                string.append(byte)
             } else {
-                stringTooLong = true
+                string.append(byte)
             }
             return
         }
@@ -120,15 +127,14 @@ public struct UsageScanner: Sendable {
         case UInt8(ascii: "\""):
             endNumber()
             inString = true
-            string.removeAll(keepingCapacity: true)
-            stringTooLong = false
+            string = PackedKey()
         case UInt8(ascii: ":"):
             endNumber()
             key = lastString
             lastString = nil
         case UInt8(ascii: "{"):
             endNumber()
-            push(.object(isUsageKey(key) ? .usage : .other))
+            push(.object(usage: key == usageKey))
         case UInt8(ascii: "["):
             endNumber()
             push(.array)
@@ -171,18 +177,12 @@ public struct UsageScanner: Sendable {
         key = nil
     }
 
-    private func isUsageKey(_ name: [UInt8]?) -> Bool {
-        guard let name else { return false }
-        switch format {
-        case .openAI, .anthropic: return name.elementsEqual("usage".utf8)
-        case .gemini: return name.elementsEqual("usageMetadata".utf8)
-        }
-    }
+    private var usageKey: PackedKey { format == .gemini ? UsageKeys.usageMetadata : UsageKeys.usage }
 
     /// Where the open usage object sits: nil when the innermost object is no usage object; true
     /// when it is a member of a top-level object (or of an object in a top-level array).
     private var usagePlacement: Bool? {
-        guard overflow == 0, case .object(.usage)? = frames.last else { return nil }
+        guard overflow == 0, case .object(usage: true)? = frames.last else { return nil }
         let depth = frames.count
         if depth == 2, case .object = frames[0] { return true }
         if depth == 3, case .array = frames[0], case .object = frames[1] { return true }
@@ -200,19 +200,74 @@ public struct UsageScanner: Sendable {
         switch format {
         case .openAI:
             guard topLevel else { return }
-            if name.elementsEqual("prompt_tokens".utf8) || name.elementsEqual("input_tokens".utf8) { input = value }
-            if name.elementsEqual("completion_tokens".utf8) || name.elementsEqual("output_tokens".utf8) { output = value }
+            if name == UsageKeys.promptTokens || name == UsageKeys.inputTokens { input = value }
+            if name == UsageKeys.completionTokens || name == UsageKeys.outputTokens { output = value }
         case .anthropic:
-            if name.elementsEqual("input_tokens".utf8) { input = value }
-            if name.elementsEqual("cache_creation_input_tokens".utf8) { cacheCreation = value }
-            if name.elementsEqual("cache_read_input_tokens".utf8) { cacheRead = value }
+            if name == UsageKeys.inputTokens { input = value }
+            if name == UsageKeys.cacheCreationInputTokens { cacheCreation = value }
+            if name == UsageKeys.cacheReadInputTokens { cacheRead = value }
             // message_start's output figure is a placeholder; the closing one is top-level.
-            if topLevel, name.elementsEqual("output_tokens".utf8) { output = value }
+            if topLevel, name == UsageKeys.outputTokens { output = value }
         case .gemini:
             guard topLevel else { return }
-            if name.elementsEqual("promptTokenCount".utf8) { input = value }
-            if name.elementsEqual("candidatesTokenCount".utf8) { output = value }
-            if name.elementsEqual("thoughtsTokenCount".utf8) { thoughts = value }
+            if name == UsageKeys.promptTokenCount { input = value }
+            if name == UsageKeys.candidatesTokenCount { output = value }
+            if name == UsageKeys.thoughtsTokenCount { thoughts = value }
         }
     }
+}
+
+/// A string of at most 32 bytes packed into four words, so keys compare without an allocation;
+/// a longer one is only marked too long.
+struct PackedKey: Sendable, Equatable {
+    static let capacity = 32
+    private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+    /// The bytes appended; past `capacity` the key is too long.
+    private var length = 0
+
+    init() {}
+
+    init(_ text: StaticString) {
+        text.withUTF8Buffer { for byte in $0 { append(byte) } }
+    }
+
+    var isTooLong: Bool { length > Self.capacity }
+
+    mutating func markTooLong() { length = Self.capacity + 1 }
+
+    @inline(__always)
+    mutating func append(_ byte: UInt8) {
+        guard length < Self.capacity else {
+            length = Self.capacity + 1
+            return
+        }
+        let shifted = UInt64(byte) << UInt64((length & 7) * 8)
+        switch length >> 3 {
+        case 0: words.0 |= shifted
+        case 1: words.1 |= shifted
+        case 2: words.2 |= shifted
+        default: words.3 |= shifted
+        }
+        length += 1
+    }
+
+    static func == (left: PackedKey, right: PackedKey) -> Bool {
+        left.length == right.length && left.words.0 == right.words.0 && left.words.1 == right.words.1
+            && left.words.2 == right.words.2 && left.words.3 == right.words.3
+    }
+}
+
+/// The member names the scanners look for.
+enum UsageKeys {
+    static let usage = PackedKey("usage")
+    static let usageMetadata = PackedKey("usageMetadata")
+    static let promptTokens = PackedKey("prompt_tokens")
+    static let completionTokens = PackedKey("completion_tokens")
+    static let inputTokens = PackedKey("input_tokens")
+    static let outputTokens = PackedKey("output_tokens")
+    static let cacheCreationInputTokens = PackedKey("cache_creation_input_tokens")
+    static let cacheReadInputTokens = PackedKey("cache_read_input_tokens")
+    static let promptTokenCount = PackedKey("promptTokenCount")
+    static let candidatesTokenCount = PackedKey("candidatesTokenCount")
+    static let thoughtsTokenCount = PackedKey("thoughtsTokenCount")
 }
