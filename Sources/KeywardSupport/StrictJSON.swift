@@ -92,6 +92,11 @@ package enum StrictJSON {
         let bytes: [UInt8]
         let options: Options
         var index = 0
+        /// The names of every object open now, innermost last, as ranges of `bytes`; a name that
+        /// had escapes is kept unescaped in `escapedNames`, its range then `-1 - position`.
+        /// One stack for the whole text, so an object costs no allocation of its own.
+        var names: [Range<Int>] = []
+        var escapedNames: [[UInt8]] = []
 
         init(bytes: [UInt8], options: Options) {
             self.bytes = bytes
@@ -116,10 +121,11 @@ package enum StrictJSON {
         mutating func object(depth: Int, collect: Int) throws(Failure) -> [Member] {
             guard depth <= options.maximumDepth else { throw .tooDeep }
             guard take(UInt8(ascii: "{")) else { throw .malformed }
-            // Names as their bytes (unescaped where they had escapes), compared one by one while
-            // the object is small and through a set beyond, so no object costs quadratic time.
-            var names: [ArraySlice<UInt8>] = []
-            var nameSet: Set<ArraySlice<UInt8>>?
+            // Names compared one by one while the object is small, through a set beyond, so no
+            // object costs quadratic time.
+            let base = names.count
+            defer { names.removeSubrange(base...) }
+            var nameSet: Set<[UInt8]>?
             var members: [Member] = []
             skipWhitespace()
             if take(UInt8(ascii: "}")) { return members }
@@ -127,20 +133,21 @@ package enum StrictJSON {
                 skipWhitespace()
                 guard let (range, escaped) = skipString() else { throw .malformed }
                 var decodedName: String?
-                let nameBytes: ArraySlice<UInt8>
+                var name = range
                 if escaped || collect > 0 {
                     guard let text = decode(range, escaped: escaped) else { throw .malformed }
                     decodedName = text
-                    nameBytes = escaped ? Array(text.utf8)[...] : bytes[range]
-                } else {
-                    nameBytes = bytes[range]
+                    if escaped {
+                        escapedNames.append(Array(text.utf8))
+                        name = (-escapedNames.count)..<(-escapedNames.count)
+                    }
                 }
                 if nameSet != nil {
-                    guard nameSet!.insert(nameBytes).inserted else { throw .duplicateMember }
+                    guard nameSet!.insert(nameBytes(name)).inserted else { throw .duplicateMember }
                 } else {
-                    guard !names.contains(nameBytes) else { throw .duplicateMember }
-                    names.append(nameBytes)
-                    if names.count == 16 { nameSet = Set(names) }
+                    for earlier in names[base...] where sameName(earlier, name) { throw .duplicateMember }
+                    names.append(name)
+                    if names.count - base == 16 { nameSet = Set(names[base...].map(nameBytes)) }
                 }
                 skipWhitespace()
                 guard take(UInt8(ascii: ":")) else { throw .malformed }
@@ -156,6 +163,23 @@ package enum StrictJSON {
                 if take(UInt8(ascii: "}")) { return members }
                 guard take(UInt8(ascii: ",")) else { throw .malformed }
             }
+        }
+
+        /// The bytes of a name on the stack.
+        func nameBytes(_ name: Range<Int>) -> [UInt8] {
+            name.lowerBound < 0 ? escapedNames[-name.lowerBound - 1] : Array(bytes[name])
+        }
+
+        /// Whether two names on the stack are the same bytes.
+        func sameName(_ left: Range<Int>, _ right: Range<Int>) -> Bool {
+            if left.lowerBound < 0 || right.lowerBound < 0 { return nameBytes(left) == nameBytes(right) }
+            guard left.count == right.count else { return false }
+            var offset = 0
+            while offset < left.count {
+                if bytes[left.lowerBound + offset] != bytes[right.lowerBound + offset] { return false }
+                offset += 1
+            }
+            return true
         }
 
         /// One member's value, read and described.

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Reads the token usage a provider reports from the bytes of its answer as they are relayed,
 /// chunk by chunk, without keeping the body and without changing a byte: a JSON lexer that keeps
 /// only its nesting (which key opened each object, at most ``maximumDepth`` deep), the string it
@@ -43,6 +47,8 @@ public struct UsageScanner: Sendable {
     private var overflow = 0
     private var inString = false
     private var escaped = false
+    /// Server-sent events: nothing of the current line was read yet (the state is fresh).
+    private var atLineStart = true
     /// The string being read, packed; marked too long once it cannot be a key looked for.
     private var string = PackedKey()
     /// The last string read, awaiting its `:`.
@@ -84,21 +90,49 @@ public struct UsageScanner: Sendable {
     public mutating func scan(_ bytes: UnsafeRawBufferPointer) {
         var index = 0
         let count = bytes.count
+        // A line feed ends a string only in server-sent events; elsewhere the quote stands in.
+        let lineFeed: UInt8 = serverSentEvents ? 0x0A : UInt8(ascii: "\"")
         while index < count {
+            if atLineStart && serverSentEvents, let skipped = skipLine(bytes, from: index) {
+                index = skipped
+                continue
+            }
+            atLineStart = false
             if inString && !escaped {
                 // The body of a string, most of an answer's bytes: run to the next quote,
-                // backslash or (in server-sent events) line feed, packing only a key's length.
+                // backslash or line feed, then pack what a key can hold.
+                let start = index
                 while index < count {
                     let byte = bytes[index]
-                    if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || (byte == 0x0A && serverSentEvents) { break }
-                    string.append(byte)
+                    if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == lineFeed { break }
                     index += 1
                 }
+                string.append(UnsafeRawBufferPointer(rebasing: bytes[start..<index]))
                 if index == count { return }
             }
             step(bytes[index])
             index += 1
         }
+    }
+
+    /// Where the next line starts when the line at `start` is whole in `bytes` and cannot hold a
+    /// usage object (it does not contain `usage`, which `usageMetadata` contains too): the lexer
+    /// starts afresh after every line feed, so such a line cannot change a figure. Nil when the
+    /// line must be read (it has `usage`, or it goes on past these bytes).
+    private func skipLine(_ bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
+        guard let base = bytes.baseAddress else { return nil }
+        let rest = bytes.count - start
+        guard let lineFeed = memchr(base + start, 0x0A, rest) else { return nil }
+        let end = base.distance(to: UnsafeRawPointer(lineFeed))
+        // Each `u` of the line (memchr) checked for the `sage` after it.
+        var from = start
+        while from + 5 <= end, let found = memchr(base + from, Int32(UInt8(ascii: "u")), end - from) {
+            let at = base.distance(to: UnsafeRawPointer(found))
+            if at + 5 <= end, bytes[at + 1] == UInt8(ascii: "s"), bytes[at + 2] == UInt8(ascii: "a"),
+               bytes[at + 3] == UInt8(ascii: "g"), bytes[at + 4] == UInt8(ascii: "e") { return nil }
+            from = at + 1
+        }
+        return end + 1
     }
 
     /// Reads the next bytes of the answer.
@@ -169,6 +203,7 @@ public struct UsageScanner: Sendable {
 
     private mutating func resetLine() {
         endNumber()
+        atLineStart = true
         frames.removeAll(keepingCapacity: true)
         overflow = 0
         inString = false
@@ -234,6 +269,16 @@ struct PackedKey: Sendable, Equatable {
     var isTooLong: Bool { length > Self.capacity }
 
     mutating func markTooLong() { length = Self.capacity + 1 }
+
+    /// Appends a run of bytes; a run that cannot fit marks the key too long without copying it.
+    mutating func append(_ run: UnsafeRawBufferPointer) {
+        guard !run.isEmpty else { return }
+        guard length + run.count <= Self.capacity else {
+            length = Self.capacity + 1
+            return
+        }
+        for byte in run { append(byte) }
+    }
 
     @inline(__always)
     mutating func append(_ byte: UInt8) {
