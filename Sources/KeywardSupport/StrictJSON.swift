@@ -127,6 +127,7 @@ package enum StrictJSON {
             defer { names.removeSubrange(base...) }
             var nameSet: Set<[UInt8]>?
             var members: [Member] = []
+            if collect > 0 { members.reserveCapacity(16) }
             skipWhitespace()
             if take(UInt8(ascii: "}")) { return members }
             while true {

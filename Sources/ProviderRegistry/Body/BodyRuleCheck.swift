@@ -94,7 +94,7 @@ extension BodyRule {
         }
         // What must be added: the cap when no output member is there, the usage request of a
         // metered stream when the body does not ask it already.
-        var topLevel: [String] = []
+        var topLevel = ""
         var inserts: [(at: Int, text: String)] = []
         if let maxTokens, caps.isEmpty {
             if capMember == .generationConfigMaxOutputTokens, let generationConfig {
@@ -102,9 +102,9 @@ extension BodyRule {
                 inserts.append(Self.insertion("\"maxOutputTokens\":\(maxTokens)", objectRange: generationConfig.valueRange,
                                               lastMember: generationConfig.members?.last))
             } else if capMember == .generationConfigMaxOutputTokens {
-                topLevel.append("\"generationConfig\":{\"maxOutputTokens\":\(maxTokens)}")
+                topLevel += "\"generationConfig\":{\"maxOutputTokens\":" + String(maxTokens) + "}"
             } else {
-                topLevel.append("\"\(capMember.rawValue)\":\(maxTokens)")
+                topLevel += "\"" + capMember.rawValue + "\":" + String(maxTokens)
             }
         }
         if addStreamUsage, streams {
@@ -117,11 +117,11 @@ extension BodyRule {
                                                   lastMember: streamOptions.members?.last))
                 }
             } else {
-                topLevel.append("\"stream_options\":{\"include_usage\":true}")
+                topLevel += (topLevel.isEmpty ? "" : ",") + "\"stream_options\":{\"include_usage\":true}"
             }
         }
         if !topLevel.isEmpty {
-            inserts.append(Self.insertion(topLevel.joined(separator: ","), objectRange: Self.topLevelRange(body), lastMember: members.last))
+            inserts.append(Self.insertion(topLevel, objectRange: Self.topLevelRange(body), lastMember: members.last))
         }
         guard !inserts.isEmpty else { return nil }
         guard mayRewrite else { throw BodyRuleRefusal(.refused, "body_rule_assertion_bound") }
@@ -150,7 +150,7 @@ extension BodyRule {
         var result: [UInt8] = []
         result.reserveCapacity(body.count + inserts.reduce(0) { $0 + $1.text.utf8.count })
         var copied = 0
-        for insert in inserts.sorted(by: { $0.at < $1.at }) {
+        for insert in inserts.count < 2 ? inserts : inserts.sorted(by: { $0.at < $1.at }) {
             result.append(contentsOf: body[copied..<insert.at])
             result.append(contentsOf: insert.text.utf8)
             copied = insert.at

@@ -277,7 +277,12 @@ struct PackedKey: Sendable, Equatable {
             length = Self.capacity + 1
             return
         }
-        for byte in run { append(byte) }
+        // The words are zero past `length`, and little-endian packing is byte order in memory.
+        let at = length
+        withUnsafeMutableBytes(of: &words) { storage in
+            storage.baseAddress!.advanced(by: at).copyMemory(from: run.baseAddress!, byteCount: run.count)
+        }
+        length += run.count
     }
 
     @inline(__always)
