@@ -15,7 +15,9 @@ public final class Metrics: Sendable {
         ("keyward_store_errors_total", "Store operations that failed, by operation."),
         ("keyward_upstream_errors_total", "Upstream transfers that failed, by provider and reason."),
         ("keyward_credits_spent_total", "Credits charged to the daily budgets, by provider and tier."),
-        ("keyward_credits_released_total", "Credits given back for calls the provider never answered usefully, by provider and tier."),
+        ("keyward_credits_released_total", "Credits given back for calls the provider never answered usefully, and the unused part of metered calls' holds, by provider and tier."),
+        ("keyward_metered_calls_total", "Calls of metered allow rules at their end, by provider and outcome (settled: charged the reported usage; no_usage: no usage seen, the hold kept; over_hold: the usage was above the hold, the hold kept; released: given back whole)."),
+        ("keyward_metered_tokens_total", "Tokens reported by providers of metered calls that settled, by provider and kind (input, output)."),
         ("keyward_budget_warnings_total", "Daily warnings that the app's credits crossed warn_at_percent of its ceiling."),
         ("keyward_app_key_requests_total", "Handshake route requests by publishable app key name and outcome (ok, rate_limited; app=\"-\" invalid)."),
         ("keyward_devicecheck_total", "DeviceCheck look-ups at attest time and bit-0 updates, by outcome (unreachable = failed open)."),
@@ -77,6 +79,18 @@ public final class Metrics: Sendable {
 
     /// Sets the `keyward_app_credits_used` gauge: the app's credits used today as the last spend saw them.
     public func setAppCreditsUsed(_ used: Int) { appCreditsUsed.store(used, ordering: .relaxed) }
+
+    /// Lowers `keyward_app_credits_used` by `credits` given back, without reading the store: the
+    /// next spend sets it from the store's own count again.
+    public func lowerAppCreditsUsed(by credits: Int) {
+        var current = appCreditsUsed.load(ordering: .relaxed)
+        while true {
+            let (exchanged, original) = appCreditsUsed.compareExchange(
+                expected: current, desired: max(0, current - credits), ordering: .relaxed)
+            if exchanged { return }
+            current = original
+        }
+    }
 
     /// Adds one to `keyward_requests_total{route,provider,status}`, the counter every request moves.
     /// - Parameters: `provider` is "-" on routes without one; `status` is the HTTP status sent.
