@@ -53,19 +53,19 @@ public struct ReceiptBinding: Sendable {
         let environment = authData.attestedCredential.flatMap { AppAttestEnvironment(aaguid: $0.aaguid) }
         return ReceiptBinding(steps: [
             typeStep(accepting: [.attest]),
-            Step(name: "app_id", source: "receipt field 2, authData RP ID hash") { receipt throws(AppAttestError) in
+            Step(name: "app_id", source: "field 2 vs RP ID hash") { receipt throws(AppAttestError) in
                 if let appID, receipt.appID != appID { throw appIDMismatch("is not the attested App ID") }
                 guard SHA256.hash(Array(receipt.appID.utf8)) == authData.rpIDHash else {
                     throw appIDMismatch("does not hash to the RP ID hash")
                 }
             },
-            Step(name: "attested_key", source: "receipt field 3, attestation x5c[0]") { receipt throws(AppAttestError) in
+            Step(name: "attested_key", source: "field 3 vs x5c[0]") { receipt throws(AppAttestError) in
                 guard receipt.attestedKeyCertificate == leafDER else {
                     throw AppAttestError(.receiptKeyMismatch, "receipt attested key (field 3) is not the credential certificate")
                 }
                 try checkKey(receipt, x962: key.x962)
             },
-            Step(name: "client_hash", source: "receipt field 4, credential nonce") { receipt throws(AppAttestError) in
+            Step(name: "client_hash", source: "field 4 vs nonce") { receipt throws(AppAttestError) in
                 guard let clientHash = receipt.clientHash, SHA256.hash(authData.bytes + clientHash) == nonce else {
                     throw clientHashMismatch("does not produce the credential certificate's nonce")
                 }
@@ -83,10 +83,10 @@ public struct ReceiptBinding: Sendable {
     public static func device(appID: String, publicKey: [UInt8], environment: AppAttestEnvironment?) -> ReceiptBinding {
         ReceiptBinding(steps: [
             typeStep(accepting: [.attest, .receipt]),
-            Step(name: "app_id", source: "receipt field 2, stored App ID") { receipt throws(AppAttestError) in
+            Step(name: "app_id", source: "field 2 vs stored App ID") { receipt throws(AppAttestError) in
                 guard receipt.appID == appID else { throw appIDMismatch("is not the device's App ID") }
             },
-            Step(name: "attested_key", source: "receipt field 3, stored key") { receipt throws(AppAttestError) in
+            Step(name: "attested_key", source: "field 3 vs stored key") { receipt throws(AppAttestError) in
                 try checkKey(receipt, x962: publicKey)
             },
             environmentStep(environment),
@@ -94,7 +94,7 @@ public struct ReceiptBinding: Sendable {
     }
 
     private static func typeStep(accepting kinds: Set<AppAttestReceipt.Kind>) -> Step {
-        Step(name: "receipt_type", source: "receipt field 6") { receipt throws(AppAttestError) in
+        Step(name: "receipt_type", source: "field 6") { receipt throws(AppAttestError) in
             guard kinds.contains(receipt.kind) else {
                 throw AppAttestError(.receiptTypeUnexpected, "receipt type (field 6) \(receipt.kind.rawValue) not accepted here")
             }
@@ -102,7 +102,7 @@ public struct ReceiptBinding: Sendable {
     }
 
     private static func environmentStep(_ environment: AppAttestEnvironment?) -> Step {
-        Step(name: "environment", source: "receipt field 7, AAGUID") { receipt throws(AppAttestError) in
+        Step(name: "environment", source: "field 7 vs AAGUID") { receipt throws(AppAttestError) in
             guard let environment, let named = receipt.environment else { return }
             let expected = environment == .production ? "production" : "sandbox"
             guard named == expected else {

@@ -63,9 +63,9 @@ public struct ReceiptVerifier: Sendable {
                 steps.append(.init(name: name, source: source, outcome: .failed(error)))
             }
         }
-        let doc = "Apple, Assessing fraud risk"
+        let doc = "Assessing fraud risk"
         var envelope: CMSSignedData?
-        record("envelope", "CMS SignedData, RFC 5652 §5") { () throws(AppAttestError) in envelope = try Self.envelope(receipt) }
+        record("envelope", "CMS SignedData (RFC 5652)") { () throws(AppAttestError) in envelope = try Self.envelope(receipt) }
         var fields: AppAttestReceipt?
         if let envelope {
             record("signer", "receipt signing certificate") { () throws(AppAttestError) in try Self.checkSigner(envelope) }
@@ -76,10 +76,10 @@ public struct ReceiptVerifier: Sendable {
         }
         let bindingSteps = binding?.steps ?? []
         if let fields {
-            record("expiration", "receipt field 21") { () throws(AppAttestError) in try Self.checkExpiration(fields, at: time) }
+            record("expiration", "field 21") { () throws(AppAttestError) in try Self.checkExpiration(fields, at: time) }
             for step in bindingSteps { record(step.name, step.source) { () throws(AppAttestError) in try step.check(fields) } }
         } else {
-            steps.append(.init(name: "expiration", source: "receipt field 21", outcome: .notRun))
+            steps.append(.init(name: "expiration", source: "field 21", outcome: .notRun))
             for step in bindingSteps { steps.append(.init(name: step.name, source: step.source, outcome: .notRun)) }
         }
         return (VerificationReport(kind: "receipt", steps: steps), fields)
