@@ -2,6 +2,8 @@ extension SQLiteStore {
     private static let deviceColumns = """
         id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, revoked_at, receipt, app_id, device_check_token, flagged, tier, attested, unattested_reason
         """
+    /// What a read selects: the written columns, then the receipt refresh columns.
+    private static let selectedColumns = deviceColumns + ", risk_metric, receipt_refreshed_at, receipt_refresh_after"
 
     public func device(id: String) throws(StoreError) -> DeviceRecord? {
         try pool.withConnection { connection throws(StoreError) in try Self.device(connection, id: id) }
@@ -172,10 +174,59 @@ extension SQLiteStore {
         }
     }
 
+    public func storeRefreshedReceipt(deviceID: String, receipt: [UInt8], riskMetric: Int, refreshedAt: Int64, refreshAfter: Int64)
+        throws(StoreError) -> Bool
+    {
+        guard riskMetric >= 0, !receipt.isEmpty else { throw .invalid("risk_metric") }
+        return try pool.withConnection { connection throws(StoreError) in
+            try connection.with("""
+                UPDATE devices SET receipt = ?2, risk_metric = ?3, receipt_refreshed_at = ?4, receipt_refresh_after = ?5
+                WHERE id = ?1 AND platform = 'ios' AND revoked = 0
+                """) { statement throws(StoreError) in
+                try statement.bind(1, deviceID)
+                try statement.bind(2, receipt)
+                try statement.bind(3, Int64(riskMetric))
+                try statement.bind(4, refreshedAt)
+                try statement.bind(5, refreshAfter)
+                try statement.run()
+            }
+            return connection.changes == 1
+        }
+    }
+
+    public func postponeReceiptRefresh(deviceID: String, until: Int64) throws(StoreError) -> Bool {
+        try pool.withConnection { connection throws(StoreError) in
+            try connection.with("UPDATE devices SET receipt_refresh_after = ?2 WHERE id = ?1") { statement throws(StoreError) in
+                try statement.bind(1, deviceID)
+                try statement.bind(2, until)
+                try statement.run()
+            }
+            return connection.changes == 1
+        }
+    }
+
+    public func devicesDueForReceiptRefresh(now: Int64, limit: Int) throws(StoreError) -> [DeviceRecord] {
+        try pool.withConnection { connection throws(StoreError) in
+            try connection.with("""
+                SELECT \(Self.selectedColumns) FROM devices
+                WHERE platform = 'ios' AND revoked = 0 AND attested = 1 AND length(receipt) > 0
+                  AND (receipt_refresh_after IS NULL OR receipt_refresh_after <= ?1)
+                ORDER BY receipt_refresh_after IS NOT NULL, receipt_refresh_after, id
+                LIMIT ?2
+                """) { statement throws(StoreError) in
+                try statement.bind(1, now)
+                try statement.bind(2, Int64(max(0, limit)))
+                var records: [DeviceRecord] = []
+                while try statement.step() { records.append(try Self.record(statement)) }
+                return records
+            }
+        }
+    }
+
     public func listDevices(attestedBefore: Int64?) throws(StoreError) -> [DeviceRecord] {
         try pool.withConnection { connection throws(StoreError) in
             try connection.with("""
-                SELECT \(Self.deviceColumns) FROM devices
+                SELECT \(Self.selectedColumns) FROM devices
                 WHERE ?1 IS NULL OR created_at < ?1
                 ORDER BY created_at, id
                 """) { statement throws(StoreError) in
@@ -188,13 +239,13 @@ extension SQLiteStore {
     }
 
     private static func device(_ connection: SQLiteConnection, id: String) throws(StoreError) -> DeviceRecord? {
-        try connection.with("SELECT \(deviceColumns) FROM devices WHERE id = ?1") { statement throws(StoreError) in
+        try connection.with("SELECT \(selectedColumns) FROM devices WHERE id = ?1") { statement throws(StoreError) in
             try statement.bind(1, id)
             return try statement.step() ? try record(statement) : nil
         }
     }
 
-    /// Decodes a row selected with `deviceColumns`.
+    /// Decodes a row selected with `selectedColumns`.
     private static func record(_ row: SQLiteStatement) throws(StoreError) -> DeviceRecord {
         // The schema's CHECK keeps counter in UInt32's range; a row outside it is corruption, not a trap.
         guard let counter = UInt32(exactly: row.int64(3)) else {
@@ -206,7 +257,9 @@ extension SQLiteStore {
             revoked: row.int64(7) != 0, revokedAt: row.optionalInt64(8), receipt: row.bytes(9),
             appID: row.text(10), deviceCheckToken: row.bytes(11), flagged: row.int64(12) != 0,
             tier: row.text(13), attested: row.int64(14) != 0,
-            unattestedReason: row.int64(14) != 0 ? nil : row.text(15)
+            unattestedReason: row.int64(14) != 0 ? nil : row.text(15),
+            riskMetric: row.optionalInt64(16).map { Int($0) }, receiptRefreshedAt: row.optionalInt64(17),
+            receiptRefreshAfter: row.optionalInt64(18)
         )
     }
 }
