@@ -85,9 +85,12 @@ final class ReceiptRefreshTests: XCTestCase {
         cleanup = []
     }
 
+    var directory = URL(fileURLWithPath: "/")
+
     func makeSetup(appleUp: Bool = true) throws -> Setup {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("receipt-refresh-\(UUID().uuidString)")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("receipt-refresh-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = directory
         cleanup.append { try? FileManager.default.removeItem(at: directory) }
         let store = try SQLiteStore(path: directory.appendingPathComponent("keyward.sqlite").path)
 
@@ -147,6 +150,18 @@ final class ReceiptRefreshTests: XCTestCase {
         XCTAssertEqual(record.receipt, next)
         XCTAssertEqual(record.receiptRefreshedAt, now)
         XCTAssertEqual(record.receiptRefreshAfter, now + 3 * 86_400, "Apple's not-before, later than the minimum interval")
+
+        // The operator sees it: `keyward devices show` and `list`.
+        let config = directory.appendingPathComponent("keyward.toml").path
+        try "providers_file = \"p.toml\"\n[store]\nurl = \"sqlite://\(directory.path)/keyward.sqlite\"\n"
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        try "".write(toFile: directory.appendingPathComponent("p.toml").path, atomically: true, encoding: .utf8)
+        let shown = try KeywardBinary.run(["devices", "show", "--config", config, "--id", id])
+        XCTAssertEqual(shown.status, 0, shown.stderr)
+        XCTAssertTrue(shown.stdout.contains("risk metric  7 (receipt refreshed 2027-01-15T08:00:00Z, next refresh after 2027-01-18T08:00:00Z)"),
+                      shown.stdout)
+        let listed = try KeywardBinary.run(["devices", "list", "--config", config])
+        XCTAssertTrue(listed.stdout.split(separator: "\n").contains { $0.hasPrefix(id) && $0.contains(" 7     no") }, listed.stdout)
 
         // Not due again before then: no call.
         XCTAssertEqual(try run(setup, now + 86_400).outcomes, [:])
