@@ -31,9 +31,11 @@ final class ReceiptRefreshTests: XCTestCase {
         }
         private let state = Mutex(State())
         let publicKey: ECPublicKey
+        let teamID: String
 
-        init(publicKey: ECPublicKey, now: Int64) {
+        init(publicKey: ECPublicKey, now: Int64, teamID: String = ReceiptRefreshTests.teamID) {
             self.publicKey = publicKey
+            self.teamID = teamID
             state.withLock { $0.now = now }
         }
 
@@ -52,7 +54,7 @@ final class ReceiptRefreshTests: XCTestCase {
                   let header = try? JSONSerialization.jsonObject(with: Data(headerBytes)) as? [String: Any],
                   let claims = try? JSONSerialization.jsonObject(with: Data(claimBytes)) as? [String: Any],
                   header["alg"] as? String == "ES256", header["kid"] as? String == ReceiptRefreshTests.keyID,
-                  claims["iss"] as? String == ReceiptRefreshTests.teamID,
+                  claims["iss"] as? String == teamID,
                   let iat = (claims["iat"] as? NSNumber)?.int64Value, abs(iat - state.withLock({ $0.now })) <= 60
             else { return false }
             return publicKey.isValidSignature(raw: signature, message: Array((parts[0] + "." + parts[1]).utf8))
