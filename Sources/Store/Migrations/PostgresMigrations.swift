@@ -412,13 +412,22 @@ $$;
 ALTER TABLE idempotency_keys ADD COLUMN calls INTEGER NOT NULL DEFAULT 1;
 
 """#),
-        Migration(version: 9, name: "receipt_risk", sql: #"""
--- Keyward store, PostgreSQL schema 9: App Attest receipts' risk metric and their refresh.
+        Migration(version: 9, name: "sessions_not_before", sql: #"""
+-- Keyward store, PostgreSQL schema 9: a device's sessions issued before sessions_not_before (unix
+-- seconds) are refused. A detected reuse of an install credential sets it past the second of the
+-- detection, so every session minted before it dies with the credentials (either holder of a
+-- copied credential may hold the newest one). 0: none refused. Instances of schema 8 still
+-- running during a rolling upgrade neither set nor read it.
+ALTER TABLE devices ADD COLUMN sessions_not_before BIGINT NOT NULL DEFAULT 0;
+
+"""#),
+        Migration(version: 10, name: "receipt_risk", sql: #"""
+-- Keyward store, PostgreSQL schema 10: App Attest receipts' risk metric and their refresh.
 -- risk_metric is the count in the device's latest receipt from Apple's receipt endpoint (the
 -- receipt's field 17), NULL until one is stored; receipt_refreshed_at is when that receipt was
 -- stored; receipt_refresh_after is the earliest time the refresh task asks Apple again (the
 -- receipt's not-before, the per-device minimum interval, or a back-off after Apple was unreachable),
--- NULL for a device never asked. Instances of schema 8 still running during a rolling upgrade
+-- NULL for a device never asked. Instances of schema 9 still running during a rolling upgrade
 -- leave the three columns as they are.
 ALTER TABLE devices ADD COLUMN risk_metric INTEGER CHECK (risk_metric IS NULL OR risk_metric >= 0);
 ALTER TABLE devices ADD COLUMN receipt_refreshed_at BIGINT;

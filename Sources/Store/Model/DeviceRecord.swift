@@ -43,6 +43,10 @@ public struct DeviceRecord: Sendable, Equatable {
     /// Why the device is unattested: the reason slug enforce would have refused its proof with
     /// (`proof_missing` when none came); nil while attested.
     public var unattestedReason: String?
+    /// Sessions of this device issued (`iat`) before this unix second are refused; 0 refuses none.
+    /// Set by a detected reuse of one of its install credentials (`Store.exchangeInstallCredential`
+    /// → `.reused`) past the second of the detection, so no session minted before it survives.
+    public var sessionsNotBefore: Int64
     /// Apple's risk metric (an approximate count of attested keys for the app on this phone over
     /// the last 30 days) from the device's latest refreshed receipt; nil until one is stored.
     public var riskMetric: Int?
@@ -56,15 +60,18 @@ public struct DeviceRecord: Sendable, Equatable {
     /// Longest accepted id (a hex SHA-256 is 64; room for other schemes without unbounded keys).
     public static let maxIDLength = 128
 
-    /// A record as stored; the receipt refresh fields are only written by `Store.storeRefreshedReceipt`
-    /// and `Store.postponeReceiptRefresh` (registering ignores them); `revoked`, `revokedAt`, `receipt` and `appID` default to a fresh, unrevoked device without receipt; `tier` to `free`; `attested` to true.
+    /// A record as stored; `revoked`, `revokedAt`, `receipt` and `appID` default to a fresh, unrevoked device without receipt; `tier` to `free`; `attested` to true; `sessionsNotBefore` to 0 (no session refused).
+    /// The receipt refresh fields are only written by `Store.storeRefreshedReceipt` and
+    /// `Store.postponeReceiptRefresh` (registering ignores them).
     public init(
         id: String, platform: String, publicKey: [UInt8], counter: UInt32, environment: String,
         createdAt: Int64, lastSeenAt: Int64, revoked: Bool = false, revokedAt: Int64? = nil, receipt: [UInt8] = [], appID: String = "",
         deviceCheckToken: [UInt8] = [], flagged: Bool = false,
         tier: String = DeviceRecord.defaultTier, attested: Bool = true, unattestedReason: String? = nil,
+        sessionsNotBefore: Int64 = 0,
         riskMetric: Int? = nil, receiptRefreshedAt: Int64? = nil, receiptRefreshAfter: Int64? = nil
     ) {
+        self.sessionsNotBefore = sessionsNotBefore
         self.riskMetric = riskMetric
         self.receiptRefreshedAt = receiptRefreshedAt
         self.receiptRefreshAfter = receiptRefreshAfter

@@ -2,8 +2,9 @@ extension PostgresStore {
     private static let deviceColumns = """
         id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, revoked_at, receipt, app_id, device_check_token, flagged, tier, attested, unattested_reason
         """
-    /// What a read selects: the written columns, then the receipt refresh columns.
-    private static let selectedColumns = deviceColumns + ", risk_metric, receipt_refreshed_at, receipt_refresh_after"
+    /// What a read selects: the written columns, then those only the store itself sets (the
+    /// sessions cut-off, the receipt refresh columns).
+    private static let readColumns = deviceColumns + ", sessions_not_before, risk_metric, receipt_refreshed_at, receipt_refresh_after"
 
     public func device(id: String) throws(StoreError) -> DeviceRecord? {
         try pool.withConnection { connection throws(StoreError) in try Self.device(connection, id: id) }
@@ -144,7 +145,7 @@ extension PostgresStore {
     public func devicesDueForReceiptRefresh(now: Int64, limit: Int) throws(StoreError) -> [DeviceRecord] {
         try pool.withConnection { connection throws(StoreError) in
             let rows = try connection.query("""
-                SELECT \(Self.selectedColumns) FROM devices
+                SELECT \(Self.readColumns) FROM devices
                 WHERE platform = 'ios' AND NOT revoked AND attested AND length(receipt) > 0
                   AND (receipt_refresh_after IS NULL OR receipt_refresh_after <= $1)
                 ORDER BY receipt_refresh_after NULLS FIRST, id
@@ -159,7 +160,7 @@ extension PostgresStore {
     public func listDevices(attestedBefore: Int64?) throws(StoreError) -> [DeviceRecord] {
         try pool.withConnection { connection throws(StoreError) in
             let rows = try connection.query("""
-                SELECT \(Self.selectedColumns) FROM devices
+                SELECT \(Self.readColumns) FROM devices
                 WHERE $1::bigint IS NULL OR created_at < $1
                 ORDER BY created_at, id
                 """, [.int64(attestedBefore)])
@@ -170,11 +171,11 @@ extension PostgresStore {
     }
 
     private static func device(_ connection: PGConnection, id: String) throws(StoreError) -> DeviceRecord? {
-        let rows = try connection.query("SELECT \(selectedColumns) FROM devices WHERE id = $1", [.text(id)])
+        let rows = try connection.query("SELECT \(readColumns) FROM devices WHERE id = $1", [.text(id)])
         return rows.rowCount == 0 ? nil : try record(rows, 0)
     }
 
-    /// Decodes a row selected with `selectedColumns`.
+    /// Decodes a row selected with `readColumns`.
     private static func record(_ rows: PGResult, _ row: Int) throws(StoreError) -> DeviceRecord {
         // The schema's CHECK keeps counter in UInt32's range; a row outside it is corruption, not a trap.
         guard let counter = UInt32(exactly: try rows.int64(row, 3)) else {
@@ -187,8 +188,9 @@ extension PostgresStore {
             appID: rows.text(row, 10), deviceCheckToken: rows.bytes(row, 11), flagged: rows.bool(row, 12),
             tier: rows.text(row, 13), attested: rows.bool(row, 14),
             unattestedReason: rows.bool(row, 14) ? nil : rows.text(row, 15),
-            riskMetric: try rows.optionalInt64(row, 16).map { Int($0) }, receiptRefreshedAt: try rows.optionalInt64(row, 17),
-            receiptRefreshAfter: try rows.optionalInt64(row, 18)
+            sessionsNotBefore: try rows.int64(row, 16),
+            riskMetric: try rows.optionalInt64(row, 17).map { Int($0) }, receiptRefreshedAt: try rows.optionalInt64(row, 18),
+            receiptRefreshAfter: try rows.optionalInt64(row, 19)
         )
     }
 }

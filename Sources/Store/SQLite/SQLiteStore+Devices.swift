@@ -2,8 +2,9 @@ extension SQLiteStore {
     private static let deviceColumns = """
         id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, revoked_at, receipt, app_id, device_check_token, flagged, tier, attested, unattested_reason
         """
-    /// What a read selects: the written columns, then the receipt refresh columns.
-    private static let selectedColumns = deviceColumns + ", risk_metric, receipt_refreshed_at, receipt_refresh_after"
+    /// What a read selects: the written columns, then those only the store itself sets (the
+    /// sessions cut-off, the receipt refresh columns).
+    private static let readColumns = deviceColumns + ", sessions_not_before, risk_metric, receipt_refreshed_at, receipt_refresh_after"
 
     public func device(id: String) throws(StoreError) -> DeviceRecord? {
         try pool.withConnection { connection throws(StoreError) in try Self.device(connection, id: id) }
@@ -208,7 +209,7 @@ extension SQLiteStore {
     public func devicesDueForReceiptRefresh(now: Int64, limit: Int) throws(StoreError) -> [DeviceRecord] {
         try pool.withConnection { connection throws(StoreError) in
             try connection.with("""
-                SELECT \(Self.selectedColumns) FROM devices
+                SELECT \(Self.readColumns) FROM devices
                 WHERE platform = 'ios' AND revoked = 0 AND attested = 1 AND length(receipt) > 0
                   AND (receipt_refresh_after IS NULL OR receipt_refresh_after <= ?1)
                 ORDER BY receipt_refresh_after IS NOT NULL, receipt_refresh_after, id
@@ -226,7 +227,7 @@ extension SQLiteStore {
     public func listDevices(attestedBefore: Int64?) throws(StoreError) -> [DeviceRecord] {
         try pool.withConnection { connection throws(StoreError) in
             try connection.with("""
-                SELECT \(Self.selectedColumns) FROM devices
+                SELECT \(Self.readColumns) FROM devices
                 WHERE ?1 IS NULL OR created_at < ?1
                 ORDER BY created_at, id
                 """) { statement throws(StoreError) in
@@ -239,13 +240,13 @@ extension SQLiteStore {
     }
 
     private static func device(_ connection: SQLiteConnection, id: String) throws(StoreError) -> DeviceRecord? {
-        try connection.with("SELECT \(selectedColumns) FROM devices WHERE id = ?1") { statement throws(StoreError) in
+        try connection.with("SELECT \(readColumns) FROM devices WHERE id = ?1") { statement throws(StoreError) in
             try statement.bind(1, id)
             return try statement.step() ? try record(statement) : nil
         }
     }
 
-    /// Decodes a row selected with `selectedColumns`.
+    /// Decodes a row selected with `readColumns`.
     private static func record(_ row: SQLiteStatement) throws(StoreError) -> DeviceRecord {
         // The schema's CHECK keeps counter in UInt32's range; a row outside it is corruption, not a trap.
         guard let counter = UInt32(exactly: row.int64(3)) else {
@@ -258,8 +259,9 @@ extension SQLiteStore {
             appID: row.text(10), deviceCheckToken: row.bytes(11), flagged: row.int64(12) != 0,
             tier: row.text(13), attested: row.int64(14) != 0,
             unattestedReason: row.int64(14) != 0 ? nil : row.text(15),
-            riskMetric: row.optionalInt64(16).map { Int($0) }, receiptRefreshedAt: row.optionalInt64(17),
-            receiptRefreshAfter: row.optionalInt64(18)
+            sessionsNotBefore: row.int64(16),
+            riskMetric: row.optionalInt64(17).map { Int($0) }, receiptRefreshedAt: row.optionalInt64(18),
+            receiptRefreshAfter: row.optionalInt64(19)
         )
     }
 }
