@@ -25,8 +25,12 @@ public final class Metrics: Sendable {
         ("keyward_install_credential_refreshes_total", "Android install credentials presented at /v1/refresh, by outcome (rotated, retried or reason slug)."),
         ("keyward_config_reloads_total", "SIGHUP reloads, by outcome (ok or refused)."),
         ("keyward_admin_requests_total", "Admin API requests (/admin/), by route template and status."),
+        ("keyward_receipt_refreshes_total", "App Attest receipt exchanges at Apple's receipt endpoint, by outcome (refreshed, not_modified, no_data, failed = failed open, refused, store_error)."),
         ("keyward_gate_would_block_total", "Handshakes the gate admitted that [gate] mode = \"enforce\" would have refused, by route and reason slug."),
     ]
+
+    /// Upper bounds of the risk metric buckets (Apple's count of attested keys on one phone in 30 days).
+    static let riskMetricBuckets: [Int] = [1, 2, 3, 5, 10, 20, 50, 100]
 
     /// Upper bounds of the upstream latency buckets, in seconds (time to response headers).
     static let latencyBuckets: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
@@ -45,6 +49,9 @@ public final class Metrics: Sendable {
         /// Histogram buckets and sums, keyed by provider name.
         var latencyCounts: [String: [Int64]] = [:]
         var latencySums: [String: Double] = [:]
+        /// The risk metric histogram: one count per bucket, plus `+Inf`, and the sum.
+        var riskCounts = [Int64](repeating: 0, count: Metrics.riskMetricBuckets.count + 1)
+        var riskSum: Int64 = 0
     }
 
     private let state = Mutex(State())
@@ -132,6 +139,15 @@ public final class Metrics: Sendable {
         }
     }
 
+    /// Records one risk metric a refreshed receipt carried (`keyward_risk_metric`; no device label).
+    public func observeRiskMetric(_ metric: Int) {
+        let bucket = Metrics.riskMetricBuckets.firstIndex(where: { metric <= $0 }) ?? Metrics.riskMetricBuckets.count
+        state.withLock { state in
+            state.riskCounts[bucket] += 1
+            state.riskSum += Int64(metric)
+        }
+    }
+
     /// Records a SIGHUP reload: `keyward_config_reloads_total{outcome}`, the
     /// `keyward_config_last_reload_successful` gauge and, when it took effect,
     /// `keyward_config_last_reload_success_timestamp_seconds` (`nowSeconds`, Unix seconds).
@@ -174,6 +190,16 @@ public final class Metrics: Sendable {
                 out += "\(histogram)_sum\(labels) \(state.latencySums[provider] ?? 0)\n"
                 out += "\(histogram)_count\(labels) \(cumulative)\n"
             }
+            let risk = "keyward_risk_metric"
+            out += "# HELP \(risk) Risk metrics of the receipts refreshed at Apple (approximate attested keys per phone in 30 days).\n"
+            out += "# TYPE \(risk) histogram\n"
+            var cumulative: Int64 = 0
+            for (index, bound) in Metrics.riskMetricBuckets.enumerated() {
+                cumulative += state.riskCounts[index]
+                out += "\(risk)_bucket{le=\"\(bound)\"} \(cumulative)\n"
+            }
+            cumulative += state.riskCounts[Metrics.riskMetricBuckets.count]
+            out += "\(risk)_bucket{le=\"+Inf\"} \(cumulative)\n\(risk)_sum \(state.riskSum)\n\(risk)_count \(cumulative)\n"
         }
         out += "# HELP keyward_open_streams Proxied responses currently streaming.\n# TYPE keyward_open_streams gauge\n"
         out += "keyward_open_streams \(openStreams)\n"
