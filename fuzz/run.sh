@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets and runs them; see fuzz/README.md.
 # usage: fuzz/run.sh [seconds-per-target (default 600)] [target ...]
-#   targets: cbor attestation proxypath session integrity
+#   targets: cbor attestation proxypath session integrity http1
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET="${1:-600}"
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(cbor attestation proxypath session integrity)
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(cbor attestation proxypath session integrity http1)
 OUT=.build/fuzz
 mkdir -p "$OUT"
 FLAGS=(-O -sanitize=fuzzer -parse-as-library -g)
@@ -66,6 +66,11 @@ swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" -enable-testing -module-name PlayIn
 swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" fuzz/FuzzProxyPath.swift "$OUT/libProviderRegistry.a" "$OUT/libTOMLDecoding.a" \
     "$OUT/libHTTPFields.a" "$OUT/ctoml.o" \
     -lstdc++ -o "$OUT/fuzz-proxypath"
+# The request-head parser and chunked decoder: HTTP1Parser over HTTPFields, nothing else.
+swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" -module-name HTTP1Parser -emit-library -static -emit-module \
+    -emit-module-path "$OUT/HTTP1Parser.swiftmodule" -o "$OUT/libHTTP1Parser.a" Sources/HTTP1Parser/*.swift
+swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" fuzz/FuzzRequestHead.swift "$OUT/libHTTP1Parser.a" "$OUT/libHTTPFields.a" \
+    -o "$OUT/fuzz-http1"
 swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" fuzz/FuzzSessionToken.swift "$OUT/libSessions.a" \
     "$OUT/libKeywardCrypto.a" "$OUT/libKeywardSupport.a" "$OUT/openssl_shims.o" -lssl -lcrypto -o "$OUT/fuzz-session"
 swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" fuzz/FuzzIntegrityToken.swift "$OUT/libPlayIntegrity.a" \
@@ -82,6 +87,14 @@ for path in glob.glob("Tests/Fixtures/vectors/appattest/*/*.b64*"):
     data = base64.b64decode(text + "=" * (-len(text) % 4))
     name = path.split("/")[-2] + "-" + os.path.basename(path)
     open(os.path.join(out, name), "wb").write(data)
+PY
+
+# The request-head target's seeds: every head of the differential corpus, as bytes.
+mkdir -p "$OUT/seeds-http1"
+python3 - "$OUT/seeds-http1" <<'PY'
+import json, os, sys
+for index, case in enumerate(json.load(open("Tests/Fixtures/http1-heads/corpus.json"))):
+    open(os.path.join(sys.argv[1], "%03d-%s" % (index, case["name"])), "wb").write(case["head"].encode("latin-1"))
 PY
 
 # The other targets write their own seeds (valid paths and queries; a session token and an integrity

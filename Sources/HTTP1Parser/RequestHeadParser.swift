@@ -65,15 +65,11 @@ public struct RequestHeadParser: Sendable {
         while true {
             guard let lineFeed = Self.firstLineFeed(in: bytes, from: scanned) else {
                 scanned = bytes.count
-                // Even if the next two bytes were the blank line, the head would be too large.
-                if bytes.count > limits.maxHeadBytes + 2 { return .refused(.headTooLarge) }
-                if bytes.count - lineStart > limits.maxLineBytes { return .refused(.lineTooLarge) }
+                if let refusal = limitRefusal(received: bytes.count, lineFeed: nil) { return .refused(refusal) }
                 return .needMore
             }
             let lineEnd = lineFeed + 1
-            // The head's own limit first: a line that is too long for the head is reported as that.
-            if lineEnd > limits.maxHeadBytes + 2 { return .refused(.headTooLarge) }
-            if lineEnd - lineStart > limits.maxLineBytes { return .refused(.lineTooLarge) }
+            if let refusal = limitRefusal(received: lineEnd, lineFeed: lineFeed) { return .refused(refusal) }
             // RFC 9112 §2.2: CRLF ends a line; a bare LF is refused.
             guard lineFeed > lineStart, bytes[lineFeed - 1] == UInt8(ascii: "\r") else { return .refused(.bareLineFeed) }
             let content = lineStart..<(lineFeed - 1)
@@ -87,12 +83,33 @@ public struct RequestHeadParser: Sendable {
                 if start > limits.maxHeadBytes { return .refused(.headTooLarge) }
                 return finish(length: lineEnd)
             }
-            if lineEnd > limits.maxHeadBytes { return .refused(.headTooLarge) }
             if method == nil {
                 if let refusal = readRequestLine(bytes, content) { return .refused(refusal) }
             } else {
                 if let refusal = readFieldLine(bytes, content) { return .refused(refusal) }
             }
+        }
+    }
+
+    /// Whether the current line, of which the bytes up to `received` are known (to its LF at
+    /// `lineFeed` when it is complete), breaks a limit. The verdict must not depend on how the bytes
+    /// arrived, so each limit is placed at the byte that breaks it and the earlier one is reported:
+    /// the line limit at its `maxLineBytes + 1`-th byte; the head limit at the byte after
+    /// `maxHeadBytes + 2` (no blank line can end the head in time any more), or at the LF of a
+    /// field line that ends past `maxHeadBytes`.
+    private func limitRefusal(received: Int, lineFeed: Int?) -> HeadRefusal? {
+        let lineBreaksAt = lineStart + limits.maxLineBytes
+        var headBreaksAt = limits.maxHeadBytes + 2
+        // A line of one byte or none before its LF may be the blank line, which may end at `maxHeadBytes + 2`.
+        if let lineFeed, lineFeed - lineStart >= 2, lineFeed + 1 > limits.maxHeadBytes {
+            headBreaksAt = min(headBreaksAt, lineFeed)
+        }
+        let lineBroken = lineBreaksAt < received, headBroken = headBreaksAt < received
+        switch (headBroken, lineBroken) {
+        case (true, true): return headBreaksAt <= lineBreaksAt ? .headTooLarge : .lineTooLarge
+        case (true, false): return .headTooLarge
+        case (false, true): return .lineTooLarge
+        case (false, false): return nil
         }
     }
 

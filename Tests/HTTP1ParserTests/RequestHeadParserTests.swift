@@ -166,6 +166,24 @@ final class RequestHeadParserTests: XCTestCase {
         XCTAssertEqual(parse(base + "X-A: " + String(repeating: "a", count: 100), limits: limits).refusal, .lineTooLarge)
     }
 
+    func testALimitIsReportedTheSameHoweverTheBytesArrive() {
+        // Found by fuzz-http1: a line over both limits was reported as over the line limit when it
+        // arrived in pieces and over the head limit when it came whole. Each limit is now placed at
+        // the byte that breaks it; the earlier one is reported.
+        let limits = RequestHeadLimits(maxHeadBytes: 1024, maxFields: 16, maxLineBytes: 512)
+        let cookie = (0..<200).map { "c\($0)=v" }.joined(separator: "; ")
+        let text = "GET / HTTP/1.1\r\nHost: x\r\nCookie: \(cookie)\r\n\r\n"
+        let whole = parse(text, limits: limits)
+        XCTAssertEqual(whole, .refused(.lineTooLarge))
+        for step in [1, 9, 100, 600] {
+            XCTAssertEqual(parseArriving(Array(text.utf8), step: step, limits: limits), whole, "step \(step)")
+        }
+        let longRequestLine = "GET /" + String(repeating: "a", count: 1100) + " HTTP/1.1\r\nHost: x\r\n\r\n"
+        let tight = RequestHeadLimits(maxHeadBytes: 1024, maxFields: 16, maxLineBytes: 1050)
+        XCTAssertEqual(parse(longRequestLine, limits: tight), .refused(.headTooLarge))
+        XCTAssertEqual(parseArriving(Array(longRequestLine.utf8), step: 7, limits: tight), .refused(.headTooLarge))
+    }
+
     func testTenThousandQueryArgumentsWithinTheHeadLimitAreServed() throws {
         let query = (0..<10_000).map { "a\($0 % 10)" }.joined(separator: "&")
         let limits = RequestHeadLimits(maxHeadBytes: 64 * 1024)
