@@ -12,7 +12,7 @@
 // - the chunked decoder yields the same data and the same end whether fed whole or in pieces, and
 //   its data and consumed counts stay inside its input.
 // Small limits, so that they are reached: a head of 1 KiB, 16 fields, lines of 512 bytes.
-import HTTP1Parser
+import HTTP1Codec
 import HTTPFields
 
 #if canImport(Glibc)

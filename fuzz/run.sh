@@ -66,10 +66,10 @@ swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" -enable-testing -module-name PlayIn
 swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" fuzz/FuzzProxyPath.swift "$OUT/libProviderRegistry.a" "$OUT/libTOMLDecoding.a" \
     "$OUT/libHTTPFields.a" "$OUT/ctoml.o" \
     -lstdc++ -o "$OUT/fuzz-proxypath"
-# The request-head parser and chunked decoder: HTTP1Parser over HTTPFields, nothing else.
-swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" -module-name HTTP1Parser -emit-library -static -emit-module \
-    -emit-module-path "$OUT/HTTP1Parser.swiftmodule" -o "$OUT/libHTTP1Parser.a" Sources/HTTP1Parser/*.swift
-swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" fuzz/FuzzRequestHead.swift "$OUT/libHTTP1Parser.a" "$OUT/libHTTPFields.a" \
+# The request-head parser and chunked decoder: HTTP1Codec over HTTPFields, nothing else.
+swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" -module-name HTTP1Codec -emit-library -static -emit-module \
+    -emit-module-path "$OUT/HTTP1Codec.swiftmodule" -o "$OUT/libHTTP1Codec.a" Sources/HTTP1Codec/*.swift
+swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" fuzz/FuzzRequestHead.swift "$OUT/libHTTP1Codec.a" "$OUT/libHTTPFields.a" \
     -o "$OUT/fuzz-http1"
 swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" fuzz/FuzzSessionToken.swift "$OUT/libSessions.a" \
     "$OUT/libKeywardCrypto.a" "$OUT/libKeywardSupport.a" "$OUT/openssl_shims.o" -lssl -lcrypto -o "$OUT/fuzz-session"

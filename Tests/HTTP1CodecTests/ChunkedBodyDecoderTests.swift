@@ -1,4 +1,4 @@
-import HTTP1Parser
+import HTTP1Codec
 import XCTest
 
 /// Decodes `body` fed in pieces of `step` bytes: the data, and the final step.

@@ -1,5 +1,5 @@
 import Foundation
-import HTTP1Parser
+import HTTP1Codec
 import XCTest
 
 /// Keyward's request-head parser against Python's h11 on one corpus of heads

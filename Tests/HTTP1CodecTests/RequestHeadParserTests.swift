@@ -1,4 +1,4 @@
-import HTTP1Parser
+import HTTP1Codec
 import XCTest
 
 final class RequestHeadParserTests: XCTestCase {

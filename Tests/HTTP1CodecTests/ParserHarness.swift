@@ -1,4 +1,4 @@
-import HTTP1Parser
+import HTTP1Codec
 
 /// A head parsed from text, with its parts as strings, for assertions.
 struct ParsedText: Equatable {
