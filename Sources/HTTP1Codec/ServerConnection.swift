@@ -1,0 +1,185 @@
+/// One HTTP/1.1 server connection as a state machine, without I/O (the shape of h11's): bytes
+/// received go in, events come out, and the connection's state says what may happen next.
+/// The event loop only moves bytes between the socket and this.
+///
+/// States: `.readingHead` (the parser has the bytes since the request began) → `.readingBody`
+/// (Content-Length or chunked, counted against the body limit) → `.awaitingAnswer` (nothing more is
+/// read: bytes of a pipelined next request wait in the caller's buffer until the answer is sent)
+/// → `.readingHead` again on keep-alive, or `.closed`. Every refusal ends in `.closed`: once a
+/// request cannot be framed, where the next one starts is unknown.
+///
+/// The buffer contract: the caller keeps the bytes it received and has not yet had consumed, and
+/// calls ``next(_:bodyLimit:)`` with them (oldest first); each event says how many bytes from the
+/// front it consumed. Offsets in an event index the buffer given to that call.
+public struct ServerConnection: Sendable {
+    public enum State: Sendable, Equatable {
+        case readingHead
+        case readingBody
+        case awaitingAnswer
+        case closed
+    }
+
+    /// A refusal the server answers itself before the connection closes.
+    public struct Refusal: Sendable, Equatable {
+        /// 400, 413, 431 or 505.
+        public let status: Int
+        /// The API's error code: `bad_request` or `payload_too_large`.
+        public let code: String
+        /// The reason slug for the log (``HeadRefusal``, ``ChunkedBodyRefusal`` or a body limit's).
+        public let reason: String
+    }
+
+    public enum Event: Sendable, Equatable {
+        /// Read more from the socket (everything given was consumed or is still needed).
+        case needMore(consumed: Int)
+        /// A request head. `sendContinue`: answer `100 Continue` now (RFC 9110 §10.1.1), the client may be waiting for it.
+        case head(ParsedRequestHead, sendContinue: Bool, consumed: Int)
+        /// Body bytes at these offsets.
+        case body(Range<Int>, consumed: Int)
+        /// The request is complete; the connection waits for its answer.
+        case endOfRequest(consumed: Int)
+        /// Answer with this refusal, then close.
+        case refuse(Refusal)
+        /// Waiting for the answer: read nothing (the socket's read interest may be dropped).
+        case waitForAnswer
+        /// The connection is over.
+        case closed
+    }
+
+    public private(set) var state: State = .readingHead
+    public let limits: RequestHeadLimits
+    private var parser: RequestHeadParser
+    private var closesAfterAnswer = false
+    private var body: BodyReader = .none
+    private var bodyLimit = 0
+    private var bodyReceived = 0
+
+    private enum BodyReader: Sendable {
+        case none
+        case length(remaining: Int)
+        case chunked(ChunkedBodyDecoder)
+    }
+
+    public init(limits: RequestHeadLimits = RequestHeadLimits()) {
+        self.limits = limits
+        parser = RequestHeadParser(limits: limits)
+    }
+
+    /// Whether bytes of a request have arrived since the last answer (a head in progress, a body):
+    /// the client leaving now abandons a request.
+    public private(set) var requestInProgress = false
+
+    /// The next event for the bytes in `buffer`.
+    /// - Parameter bodyLimit: the most body bytes this request may send, asked once its head is read.
+    public mutating func next(_ buffer: UnsafeRawBufferPointer, bodyLimit: (ParsedRequestHead) -> Int) -> Event {
+        switch state {
+        case .closed: return .closed
+        case .awaitingAnswer: return .waitForAnswer
+        case .readingHead: return readHead(buffer, bodyLimit: bodyLimit)
+        case .readingBody: return readBody(buffer)
+        }
+    }
+
+    private mutating func readHead(_ buffer: UnsafeRawBufferPointer, bodyLimit limitFor: (ParsedRequestHead) -> Int) -> Event {
+        if !buffer.isEmpty { requestInProgress = true }
+        switch parser.parse(buffer) {
+        case .needMore:
+            return .needMore(consumed: 0)
+        case .refused(let refusal):
+            return refuse(status: refusal.status, code: "bad_request", reason: refusal.rawValue)
+        case .head(let head):
+            closesAfterAnswer = head.closesConnection
+            bodyReceived = 0
+            bodyLimit = max(0, limitFor(head))
+            // Every request reads as head, body events, then `.endOfRequest`, with a body or without.
+            state = .readingBody
+            switch head.framing {
+            case .none, .contentLength(0):
+                body = .none
+            case .contentLength(let length):
+                // Refused before a byte of the body is read, and before any 100 Continue.
+                if length > bodyLimit {
+                    return refuse(status: 413, code: "payload_too_large", reason: "content_length_over_limit")
+                }
+                body = .length(remaining: length)
+            case .chunked:
+                body = .chunked(ChunkedBodyDecoder())
+            }
+            let hasBody: Bool
+            if case .none = body { hasBody = false } else { hasBody = true }
+            let sendContinue = head.expectsContinue && head.version == .http11 && hasBody
+            return .head(head, sendContinue: sendContinue, consumed: head.length)
+        }
+    }
+
+    private mutating func readBody(_ buffer: UnsafeRawBufferPointer) -> Event {
+        switch body {
+        case .none:
+            state = .awaitingAnswer
+            return .endOfRequest(consumed: 0)
+        case .length(let remaining):
+            if remaining == 0 {
+                state = .awaitingAnswer
+                return .endOfRequest(consumed: 0)
+            }
+            if buffer.isEmpty { return .needMore(consumed: 0) }
+            let take = min(remaining, buffer.count)
+            body = .length(remaining: remaining - take)
+            return .body(0..<take, consumed: take)
+        case .chunked(var decoder):
+            let step = decoder.decode(buffer)
+            body = .chunked(decoder)
+            switch step {
+            case .needMore:
+                return .needMore(consumed: buffer.count)
+            case .data(let span, let consumed):
+                bodyReceived += span.count
+                if bodyReceived > bodyLimit {
+                    return refuse(status: 413, code: "payload_too_large", reason: "chunked_body_over_limit")
+                }
+                return .body(span, consumed: consumed)
+            case .end(let consumed):
+                state = .awaitingAnswer
+                return .endOfRequest(consumed: consumed)
+            case .refused(let refusal):
+                return refuse(status: refusal.status, code: refusal.status == 413 ? "payload_too_large" : "bad_request",
+                              reason: refusal.rawValue)
+            }
+        }
+    }
+
+    /// The answer to the current request has been sent in full.
+    /// - Parameter closing: the answer ended the connection (`Connection: close`, a close-delimited body, a drain).
+    /// - Returns: whether the connection stays open for the next request (keep-alive, RFC 9112 §9.3).
+    public mutating func answerSent(closing: Bool) -> Bool {
+        guard state == .awaitingAnswer else {
+            state = .closed
+            return false
+        }
+        if closing || closesAfterAnswer {
+            state = .closed
+            return false
+        }
+        parser = RequestHeadParser(limits: limits)
+        body = .none
+        requestInProgress = false
+        state = .readingHead
+        return true
+    }
+
+    /// The client closed its side (a read returned 0).
+    /// - Returns: the refusal to report when a request was abandoned before its body was complete
+    ///   (499 `client_closed`, reason `body_incomplete`; nothing can be sent), else nil.
+    public mutating func clientClosed() -> Refusal? {
+        defer { state = .closed }
+        if state == .readingBody {
+            return Refusal(status: 499, code: "client_closed", reason: "body_incomplete")
+        }
+        return nil
+    }
+
+    private mutating func refuse(status: Int, code: String, reason: String) -> Event {
+        state = .closed
+        return .refuse(Refusal(status: status, code: code, reason: reason))
+    }
+}
