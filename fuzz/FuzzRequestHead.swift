@@ -10,7 +10,9 @@
 //   a Transfer-Encoding field and no Content-Length);
 // - a head still incomplete is no larger than the head limit allows;
 // - the chunked decoder yields the same data and the same end whether fed whole or in pieces, and
-//   its data and consumed counts stay inside its input.
+//   its data and consumed counts stay inside its input;
+// - a ServerConnection driven over the bytes in pieces (each request answered at once) consumes
+//   only what it was given, reports the parser's heads, keeps each body within its limit, and ends.
 // Small limits, so that they are reached: a head of 1 KiB, 16 fields, lines of 512 bytes.
 import HTTP1Codec
 import HTTPFields
@@ -115,6 +117,51 @@ private func decodeChunked(_ input: [UInt8], sizes: [Int]) -> (data: [UInt8], en
     }
 }
 
+/// Drives a ``ServerConnection`` over `bytes` arriving in pieces, answering every request at
+/// once (keep-alive): consumed counts and body offsets stay inside what was given, no request's
+/// body passes its limit, the heads it reports are the parser's, and it ends (a step bound).
+private func checkConnection(_ bytes: [UInt8], sizes: [Int], bodyLimit: Int) {
+    var connection = ServerConnection(limits: limits)
+    var buffer: [UInt8] = [], offset = 0, turn = 0, bodyBytes = 0
+    for _ in 0..<(bytes.count * 4 + 64) {
+        let event = buffer.withUnsafeBytes { connection.next($0, bodyLimit: { _ in bodyLimit }) }
+        switch event {
+        case .needMore(let consumed):
+            check(consumed <= buffer.count, "needMore consumed \(consumed) of \(buffer.count)")
+            buffer.removeFirst(consumed)
+            guard offset < bytes.count else { return }
+            let take = min(bytes.count - offset, sizes[turn % sizes.count])
+            turn += 1
+            buffer += bytes[offset..<(offset + take)]
+            offset += take
+        case .head(let head, _, let consumed):
+            check(consumed == head.length && consumed <= buffer.count, "head consumed \(consumed) of \(buffer.count)")
+            var parser = RequestHeadParser(limits: limits)
+            let again = buffer.withUnsafeBytes { parser.parse($0) }
+            check(again == .head(head), "the connection's head is not the parser's")
+            buffer.removeFirst(consumed)
+            bodyBytes = 0
+        case .body(let span, let consumed):
+            check(!span.isEmpty && span.upperBound <= consumed && consumed <= buffer.count, "body \(span) consumed \(consumed) of \(buffer.count)")
+            bodyBytes += span.count
+            check(bodyBytes <= bodyLimit, "body of \(bodyBytes) over the limit \(bodyLimit)")
+            buffer.removeFirst(consumed)
+        case .endOfRequest(let consumed):
+            check(consumed <= buffer.count, "end consumed \(consumed) of \(buffer.count)")
+            buffer.removeFirst(consumed)
+        case .waitForAnswer:
+            if !connection.answerSent(closing: false) { return }
+        case .refuse(let refusal):
+            check([400, 413, 431, 505].contains(refusal.status), "refusal status \(refusal.status)")
+            check(connection.state == .closed, "refused but not closed")
+            return
+        case .closed:
+            return
+        }
+    }
+    check(false, "the connection did not end within its step bound")
+}
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRequestHead(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
@@ -145,5 +192,6 @@ public func fuzzRequestHead(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case (nil, nil): break
     default: check(false, "chunked outcome \(String(describing: oneGo.end)) whole, \(String(describing: inPieces.end)) in pieces")
     }
+    checkConnection(bytes, sizes: pieces(bytes), bodyLimit: Int(bytes.first ?? 0) % 64)
     return 0
 }

@@ -43,18 +43,19 @@ clang++ -std=c++17 -O1 -fPIC -DTOML_HEADER_ONLY=1 -DTOML_EXCEPTIONS=1 -I Sources
 clang -O1 -fPIC -I Sources/CShims/include -c Sources/CShims/openssl_shims.c -o "$OUT/openssl_shims.o"
 # ProviderRegistry, whole, over its two leaf modules: TOMLDecoding (CTOML, to build a Provider from
 # providers.toml text) and HTTPFields (the header type and token table).
-swiftc "${FLAGS[@]}" "${CMODS[@]}" -module-name TOMLDecoding -emit-library -static -emit-module \
+# KeywardSupport first: TOMLDecoding reads files through it.
+swiftc "${FLAGS[@]}" "${CMODS[@]}" -module-name KeywardSupport -emit-library -static -emit-module \
+    -emit-module-path "$OUT/KeywardSupport.swiftmodule" -o "$OUT/libKeywardSupport.a" Sources/KeywardSupport/*.swift
+swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" -module-name TOMLDecoding -emit-library -static -emit-module \
     -emit-module-path "$OUT/TOMLDecoding.swiftmodule" -o "$OUT/libTOMLDecoding.a" Sources/TOMLDecoding/*.swift
 swiftc "${FLAGS[@]}" "${CMODS[@]}" -module-name HTTPFields -emit-library -static -emit-module \
     -emit-module-path "$OUT/HTTPFields.swiftmodule" -o "$OUT/libHTTPFields.a" Sources/HTTPFields/*.swift
 swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" -module-name ProviderRegistry -emit-library -static -emit-module \
     -emit-module-path "$OUT/ProviderRegistry.swiftmodule" -o "$OUT/libProviderRegistry.a" \
     $(find Sources/ProviderRegistry -name '*.swift')
-# KeywardSupport (the lock), KeywardCrypto (OpenSSL), then Sessions and PlayIntegrity over it.
+# KeywardCrypto (OpenSSL, over KeywardSupport), then Sessions and PlayIntegrity over it.
 # PlayIntegrity is built with -enable-testing so its fuzzer can reach the JWE and JWS stages
 # separately (@testable import).
-swiftc "${FLAGS[@]}" "${CMODS[@]}" -module-name KeywardSupport -emit-library -static -emit-module \
-    -emit-module-path "$OUT/KeywardSupport.swiftmodule" -o "$OUT/libKeywardSupport.a" Sources/KeywardSupport/*.swift
 swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" -module-name KeywardCrypto -emit-library -static -emit-module \
     -emit-module-path "$OUT/KeywardCrypto.swiftmodule" -o "$OUT/libKeywardCrypto.a" \
     $(find Sources/KeywardCrypto -name '*.swift')
@@ -64,7 +65,7 @@ swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" -enable-testing -module-name PlayIn
     -emit-module -emit-module-path "$OUT/PlayIntegrity.swiftmodule" -o "$OUT/libPlayIntegrity.a" \
     $(find Sources/PlayIntegrity -name '*.swift')
 swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" fuzz/FuzzProxyPath.swift "$OUT/libProviderRegistry.a" "$OUT/libTOMLDecoding.a" \
-    "$OUT/libHTTPFields.a" "$OUT/ctoml.o" \
+    "$OUT/libHTTPFields.a" "$OUT/libKeywardSupport.a" "$OUT/ctoml.o" \
     -lstdc++ -o "$OUT/fuzz-proxypath"
 # The request-head parser and chunked decoder: HTTP1Codec over HTTPFields, nothing else.
 swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" -module-name HTTP1Codec -emit-library -static -emit-module \
