@@ -190,6 +190,10 @@ final class RequestHeadParserTests: XCTestCase {
         let head = try XCTUnwrap(parse("GET /p/x?\(query) HTTP/1.1\r\nHost: x\r\n\r\n", limits: limits).head)
         XCTAssertEqual(head.target.utf8.count, "/p/x?".utf8.count + query.utf8.count)
         XCTAssertEqual(head.target.split(separator: "&").count, 10_000)
+        // Within the default 16 KiB: 10,000 empty arguments (9,999 `&`).
+        let empty = String(repeating: "&", count: 9_999)
+        let defaultHead = try XCTUnwrap(parse("GET /p/x?\(empty) HTTP/1.1\r\nHost: x\r\n\r\n").head)
+        XCTAssertEqual(defaultHead.target.utf8.filter { $0 == UInt8(ascii: "&") }.count, 9_999)
     }
 
     func testAFinishedParserRepeatsItsAnswer() {
