@@ -12,7 +12,9 @@
 // - the chunked decoder yields the same data and the same end whether fed whole or in pieces, and
 //   its data and consumed counts stay inside its input;
 // - a ServerConnection driven over the bytes in pieces (each request answered at once) consumes
-//   only what it was given, reports the parser's heads, keeps each body within its limit, and ends.
+//   only what it was given, reports the parser's heads, keeps each body within its limit, and ends;
+// - a response head written from fields cut out of the input is refused, or reads back under the
+//   strict rules as exactly those fields (no field can split the head).
 // Small limits, so that they are reached: a head of 1 KiB, 16 fields, lines of 512 bytes.
 import HTTP1Codec
 import HTTPFields
@@ -162,6 +164,48 @@ private func checkConnection(_ bytes: [UInt8], sizes: [Int], bodyLimit: Int) {
     check(false, "the connection did not end within its step bound")
 }
 
+/// Writes a response head from fields cut out of `bytes` (name and value split on `:`, fields on
+/// LF, each decoded as UTF-8): either the writer refuses it, or what it wrote reads back under the
+/// strict request rules (its status line swapped for a request line) as the same fields, minus the
+/// framing and connection fields it replaces, plus its own: no field given can split the head.
+private func checkResponseHead(_ bytes: [UInt8]) {
+    let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).prefix(12)
+    var fields: [(name: String, value: String)] = []
+    for line in lines {
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { continue }
+        fields.append((String(decoding: line[..<colon], as: UTF8.self), String(decoding: line[(colon + 1)...], as: UTF8.self)))
+    }
+    let status = 200 + Int(bytes.first ?? 0) % 400
+    let length: Int? = (bytes.count % 3 == 0) ? nil : bytes.count
+    let request = ResponseHeadWriter.Request(
+        version: bytes.count % 5 == 0 ? .http10 : .http11, isHead: bytes.count % 7 == 0, closesConnection: bytes.count % 11 == 0)
+    guard case .success(let written) = ResponseHeadWriter.write(
+        status: status, fields: fields, bodyLength: length, request: request, date: "Sun, 06 Nov 1994 08:49:37 GMT") else { return }
+    let afterStatusLine = written.bytes.drop(while: { $0 != UInt8(ascii: "\n") }).dropFirst()
+    // A request needs one Host: one is added when the fields have none (and dropped from the comparison).
+    let hosts = fields.filter { HTTPBytes.equalsIgnoringCase($0.name, staticLowercased: "host") }.count
+    let requestLine = hosts == 0 ? "GET / HTTP/1.1\r\nHost: x\r\n" : "GET / HTTP/1.1\r\n"
+    let asRequest = Array(requestLine.utf8) + afterStatusLine
+    var parser = RequestHeadParser(limits: RequestHeadLimits(maxHeadBytes: 1 << 20, maxFields: 1000))
+    let parsed = asRequest.withUnsafeBytes { parser.parse($0) }
+    // Two Host fields are a request-side rule, not a broken head.
+    if hosts > 1, parsed == .refused(.duplicateHost) { return }
+    guard case .head(let head) = parsed else { return check(false, "written head reads as \(parsed)") }
+    check(head.length == asRequest.count, "the written head has bytes after its end")
+    let replaced: Set<String> = ["content-length", "transfer-encoding", "connection"]
+    let expected = fields.filter { !replaced.contains(String(decoding: $0.name.utf8.map(HTTPBytes.lower), as: UTF8.self)) }
+    let read = head.fields.dropFirst(hosts == 0 ? 1 : 0).prefix(expected.count)
+    check(read.count == expected.count, "fields lost")
+    for (field, given) in zip(read, expected) {
+        check(Array(asRequest[field.name]) == Array(given.name.utf8), "a name changed")
+        // The writer sends values as given; the reader trims the whitespace around them.
+        var trimmed = Array(given.value.utf8)[...]
+        while let first = trimmed.first, first == 0x20 || first == 0x09 { trimmed = trimmed.dropFirst() }
+        while let last = trimmed.last, last == 0x20 || last == 0x09 { trimmed = trimmed.dropLast() }
+        check(Array(asRequest[field.value]) == Array(trimmed), "a value changed")
+    }
+}
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRequestHead(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
@@ -193,5 +237,6 @@ public func fuzzRequestHead(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     default: check(false, "chunked outcome \(String(describing: oneGo.end)) whole, \(String(describing: inPieces.end)) in pieces")
     }
     checkConnection(bytes, sizes: pieces(bytes), bodyLimit: Int(bytes.first ?? 0) % 64)
+    checkResponseHead(bytes)
     return 0
 }
