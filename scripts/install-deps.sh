@@ -8,6 +8,7 @@ packages=(
   postgresql pgbouncer curl openssl
   python3-seccomp python3-yaml systemd nginx
   python3 python3-venv
+  openjdk-17-jdk-headless junit5
 )
 missing=()
 for p in "${packages[@]}"; do

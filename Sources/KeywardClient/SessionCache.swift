@@ -1,3 +1,5 @@
+import Foundation
+
 /// A Keyward session as the handshake routes return it: `{"token": "<JWT>", "expires_at": <unix s>}`.
 public struct KeywardSession: Sendable, Hashable {
     /// The ES256 JWT, sent as `Authorization: Bearer <token>`. A secret: never log it.
@@ -18,22 +20,51 @@ public struct KeywardSession: Sendable, Hashable {
         self.expiresAt = expiresAt
         self.keyID = keyID
     }
+
+    /// How long the server made the session last, `exp − iat` of the token's claims (RFC 7519
+    /// §4.1.4, §4.1.6), in seconds; nil when the claims cannot be read or do not make a lifetime.
+    /// Only the length is used: both instants are on the server's clock, which the device's need
+    /// not agree with.
+    var lifetimeSeconds: Int64? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return nil }
+        var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard let payload = Data(base64Encoded: base64),
+              let claims = try? JSONDecoder().decode(LifetimeClaims.self, from: payload),
+              claims.exp > claims.iat
+        else { return nil }
+        return claims.exp - claims.iat
+    }
+
+    private struct LifetimeClaims: Decodable {
+        let iat: Int64
+        let exp: Int64
+    }
 }
 
 /// The cached session and the one handshake in flight: every caller that finds no usable session
 /// while a handshake runs waits for that handshake instead of starting its own (single flight),
 /// so 50 concurrent first requests cost one challenge and one attestation.
+///
+/// A session's end is counted on the device's clock: its lifetime (`exp − iat`) from the moment the
+/// handshake was asked for. Comparing the device's clock with the server's `expires_at` would make a
+/// phone whose clock runs ahead renew on every call, and one that runs behind keep a dead session
+/// (Keyward's `session_invalid` and the one retry still cover what a clock jump mid-session leaves).
 actor SessionCache {
     private var session: KeywardSession?
+    /// When the cached session ends, unix seconds on the device's clock.
+    private var sessionEndsAt: Int64 = 0
     private var inFlight: Task<KeywardSession, Error>?
 
-    /// The cached session when it is valid for more than `marginSeconds` after `now`, else the
-    /// result of the running handshake, else of a new one started with `handshake`.
+    /// The cached session when it is valid for more than `marginSeconds` after `now` (device clock,
+    /// unix seconds), else the result of the running handshake, else of a new one started with
+    /// `handshake`.
     /// - Throws: what the handshake throws (every waiter gets the same error).
     func valid(
         now: Int64, marginSeconds: Int64, handshake: @escaping @Sendable () async throws -> KeywardSession
     ) async throws -> KeywardSession {
-        if let session, now < session.expiresAt - marginSeconds { return session }
+        if let session, now < sessionEndsAt - marginSeconds { return session }
         if let inFlight { return try await inFlight.value }
         let task = Task { try await handshake() }
         inFlight = task
@@ -41,6 +72,8 @@ actor SessionCache {
             let fresh = try await task.value
             if inFlight == task {
                 session = fresh
+                // Counted from before the handshake was sent, so never later than the server's end.
+                sessionEndsAt = fresh.lifetimeSeconds.map { now + $0 } ?? fresh.expiresAt
                 inFlight = nil
             }
             return fresh

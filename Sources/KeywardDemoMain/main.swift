@@ -7,4 +7,9 @@ import KeywardDemo
 // Line by line, even into a pipe or a file: `--keep-running` prints its session and then serves
 // until stopped, and a supervisor or `tee` must see that before the exit.
 kw_line_buffer_stdout()
-exit(DemoCommand.run(Array(CommandLine.arguments.dropFirst())))
+let arguments = Array(CommandLine.arguments.dropFirst())
+// `android-fixture`: the deployment the Android client library's tests drive (clients/android).
+if arguments.first == "android-fixture" {
+    exit(AndroidClientFixture.run(Array(arguments.dropFirst())))
+}
+exit(DemoCommand.run(arguments))

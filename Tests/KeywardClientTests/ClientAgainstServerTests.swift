@@ -81,6 +81,42 @@ final class ClientAgainstServerTests: XCTestCase {
         XCTAssertEqual(live.statuses(route: "proxy"), [200, 200, 200, 200], "no request was refused on the way")
     }
 
+    func testADeviceClockTwoHoursAheadKeepsUsingItsSessionUntilItsLifetimeRunsOut() async throws {
+        live.shutdown()
+        live = try LiveKeyward(sessionTTLSeconds: 600)
+        let offset = ClockOffset()
+        offset.set(2 * 3600)
+        let client = try live.client(attestation: live.attestation(), clockOffset: offset)
+        _ = try await client.send(models)
+        // The server's expires_at is two hours in the device's past, but 500 s of the session's
+        // 600 s are left: the cached session is used.
+        live.advance(seconds: 500)
+        _ = try await client.send(models)
+        XCTAssertEqual(live.statuses(route: "challenge").count, 1)
+        XCTAssertEqual(live.statuses(route: "assert_ios"), [], "no renewal while the lifetime lasts")
+        // 50 s left, under the 60 s margin: renewed before the request goes out, no 401 on the way.
+        live.advance(seconds: 50)
+        _ = try await client.send(models)
+        XCTAssertEqual(live.statuses(route: "assert_ios"), [200])
+        XCTAssertEqual(live.statuses(route: "proxy"), [200, 200, 200])
+    }
+
+    func testADeviceClockTwoHoursBehindRenewsItsSessionBeforeTheServerWouldRefuseIt() async throws {
+        live.shutdown()
+        live = try LiveKeyward(sessionTTLSeconds: 600)
+        let offset = ClockOffset()
+        offset.set(-2 * 3600)
+        let client = try live.client(attestation: live.attestation(), clockOffset: offset)
+        _ = try await client.send(models)
+        // Past the session's end and the server's leeway, though expires_at is still two hours in
+        // the device's future: renewed first instead of being sent and refused.
+        live.advance(seconds: 700)
+        let (_, response) = try await client.send(models)
+        XCTAssertEqual(response.statusCode, 200)
+        XCTAssertEqual(live.statuses(route: "assert_ios"), [200])
+        XCTAssertEqual(live.statuses(route: "proxy"), [200, 200], "no session_invalid on the way")
+    }
+
     func testKeywardsSessionInvalidIsRetriedExactlyOnceAfterANewHandshake() async throws {
         // The device's clock runs an hour and a half behind: it believes its session valid while
         // Keyward, past exp + 60 s, refuses it with 401 session_invalid.
