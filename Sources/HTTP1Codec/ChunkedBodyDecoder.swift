@@ -22,7 +22,9 @@ public struct ChunkedBodyDecoder: Sendable {
         case refused(ChunkedBodyRefusal)
     }
 
+    /// Bytes allowed in one size line (size, extensions and CRLF).
     public let maxLineBytes: Int
+    /// Bytes allowed for the whole trailer section, line ends included.
     public let maxTrailerBytes: Int
 
     private enum State: Sendable, Equatable {

@@ -29,9 +29,13 @@ public enum HeadRefusal: String, Error, Sendable, Equatable, CaseIterable {
     case obsoleteLineFolding = "obsolete_line_folding"
 
     // Framing (RFC 9112 §3.2, §6).
+    /// HTTP/1.1 without `Host` (RFC 9112 §3.2).
     case missingHost = "missing_host"
+    /// More than one `Host` field (RFC 9112 §3.2), even with the same value.
     case duplicateHost = "duplicate_host"
+    /// Transfer-Encoding on an HTTP/1.0 request (RFC 9112 §6.1: the framing is faulty).
     case transferEncodingOnHTTP10 = "transfer_encoding_on_http10"
+    /// Both Content-Length and Transfer-Encoding (RFC 9112 §6.3 (3)): refused rather than one picked.
     case contentLengthWithTransferEncoding = "content_length_with_transfer_encoding"
     /// Any Transfer-Encoding but one field whose value is `chunked` alone: Keyward decodes no other coding.
     case unsupportedTransferEncoding = "unsupported_transfer_encoding"

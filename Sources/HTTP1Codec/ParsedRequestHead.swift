@@ -4,7 +4,9 @@
 public struct ParsedRequestHead: Sendable, Equatable {
     /// One field line: the name as sent, and the value without surrounding whitespace (RFC 9112 §5.1).
     public struct Field: Sendable, Equatable {
+        /// The field name's bytes, a token.
         public let name: Range<Int>
+        /// The value's bytes without leading or trailing SP and HTAB; empty for an empty value.
         public let value: Range<Int>
     }
 
@@ -13,6 +15,7 @@ public struct ParsedRequestHead: Sendable, Equatable {
     /// The request-target exactly as sent (RFC 9112 §3.2): origin-form, absolute-form,
     /// authority-form, or `*` (with `OPTIONS` only). Not decoded.
     public let target: Range<Int>
+    /// The request line's version.
     public let version: HTTP1Version
     /// Field lines in arrival order; repeated names stay separate.
     public let fields: [Field]

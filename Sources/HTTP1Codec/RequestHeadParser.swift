@@ -28,6 +28,7 @@ public struct RequestHeadParser: Sendable {
         case refused(HeadRefusal)
     }
 
+    /// The bounds this head is read with.
     public let limits: RequestHeadLimits
 
     /// Start of the first line not yet read.
@@ -48,6 +49,7 @@ public struct RequestHeadParser: Sendable {
     /// Set once a step other than `.needMore` was returned; later calls repeat it.
     private var finished: Step?
 
+    /// A parser for one head, read within `limits`.
     public init(limits: RequestHeadLimits = RequestHeadLimits()) {
         self.limits = limits
     }

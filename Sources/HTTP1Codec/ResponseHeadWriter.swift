@@ -18,12 +18,14 @@ import HTTPFields
 public struct ResponseHeadWriter: Sendable {
     /// What the request said about the answer it may get.
     public struct Request: Sendable, Equatable {
+        /// The request's version: an HTTP/1.0 client gets no chunked body.
         public var version: HTTP1Version
         /// The method was HEAD: no body goes out.
         public var isHead: Bool
         /// The connection ends after this exchange (the request said so, or the server is draining).
         public var closesConnection: Bool
 
+        /// - Parameters: see the properties.
         public init(version: HTTP1Version, isHead: Bool, closesConnection: Bool) {
             self.version = version
             self.isHead = isHead
@@ -47,6 +49,7 @@ public struct ResponseHeadWriter: Sendable {
     public struct Written: Sendable, Equatable {
         /// Status line, fields and the blank line.
         public let bytes: [UInt8]
+        /// How the body that follows must be sent.
         public let framing: BodyFraming
         /// The connection must close once the body is sent.
         public let closesConnection: Bool
@@ -54,8 +57,11 @@ public struct ResponseHeadWriter: Sendable {
 
     /// Why a head cannot be written; the server answers 500 instead.
     public enum Refusal: String, Error, Sendable, Equatable {
+        /// A status outside 200–599.
         case invalidStatus = "invalid_status"
+        /// A field name that is not a token.
         case invalidFieldName = "invalid_field_name"
+        /// A value with a control byte other than HTAB (CR and LF would split the head).
         case invalidFieldValue = "invalid_field_value"
     }
 

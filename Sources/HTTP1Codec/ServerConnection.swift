@@ -12,10 +12,15 @@
 /// calls ``next(_:bodyLimit:)`` with them (oldest first); each event says how many bytes from the
 /// front it consumed. Offsets in an event index the buffer given to that call.
 public struct ServerConnection: Sendable {
+    /// Where the connection is (see the type's description).
     public enum State: Sendable, Equatable {
+        /// Reading a request head (also the state of a connection idle between requests).
         case readingHead
+        /// Reading a request body (Content-Length or chunked), or about to report its end.
         case readingBody
+        /// The request is complete; nothing is read until ``ServerConnection/answerSent(closing:)``.
         case awaitingAnswer
+        /// Over: refused, answered with a close, or left by the client.
         case closed
     }
 
@@ -46,7 +51,9 @@ public struct ServerConnection: Sendable {
         case closed
     }
 
+    /// The current state.
     public private(set) var state: State = .readingHead
+    /// The head limits every request on this connection is read with.
     public let limits: RequestHeadLimits
     private var parser: RequestHeadParser
     private var closesAfterAnswer = false
@@ -60,6 +67,7 @@ public struct ServerConnection: Sendable {
         case chunked(ChunkedBodyDecoder)
     }
 
+    /// A new connection, waiting for its first request head.
     public init(limits: RequestHeadLimits = RequestHeadLimits()) {
         self.limits = limits
         parser = RequestHeadParser(limits: limits)
