@@ -108,6 +108,10 @@ int keyward_mhd_connection_fd(struct MHD_Connection *connection) {
     return info == NULL ? -1 : (int) info->connect_fd;
 }
 
+int keyward_mhd_set_connection_timeout(struct MHD_Connection *connection, unsigned int seconds) {
+    return MHD_set_connection_option(connection, MHD_CONNECTION_OPTION_TIMEOUT, seconds) == MHD_YES ? 0 : -1;
+}
+
 const struct sockaddr *keyward_mhd_client_address(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info =
         MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);

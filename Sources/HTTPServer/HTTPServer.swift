@@ -21,8 +21,10 @@ import Glibc
 ///   `Content-Length`; a transfer coding other than `chunked`; `Transfer-Encoding`
 ///   on HTTP/1.0; a field name that is not a token (`Content-Length : 5`); a
 ///   field value with control characters; a request-target with whitespace, control bytes or a `#`.
-/// - 413 `{"error":"payload_too_large"}`: a `Content-Length` over the limit
-///   (the body is not read), or a chunked body that grows over it.
+/// - 413 `{"error":"payload_too_large"}`: a `Content-Length` over the limit, answered from the head
+///   before any body byte is read, then the connection closes; a declared body of at most 8 MiB is
+///   read and dropped after the answer (a client sending its whole body before reading then gets
+///   the 413, not a reset); or a chunked body that grows over it.
 /// - 431 `{"error":"bad_request"}`: a head over `maxHeaderBytes` or with more than `maxHeaderFields` fields,
 ///   or a `Cookie` field of more pairs than libmicrohttpd's per-connection pool can hold records for.
 ///

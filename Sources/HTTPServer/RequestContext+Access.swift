@@ -32,6 +32,12 @@ extension RequestContext {
         case .refused:
             uploadDataSize.pointee = 0
             return .YES
+        case .draining:
+            // The body's bytes are dropped as they come; once the last has, the connection closes
+            // with nothing unread, so the client's stack never sees a reset before the 413.
+            let size = uploadDataSize.pointee
+            uploadDataSize.pointee = 0
+            return size > 0 ? .YES : .NO
         }
     }
 
@@ -92,6 +98,11 @@ extension RequestContext {
         bodyLimit = max(0, core.bodyLimit(head))
         if case .contentLength(let length) = framing {
             if length > bodyLimit {
+                // A client waiting for `100 Continue` gets the 413 in its place and sends no body.
+                if length <= Self.drainedBodyBytes, head.header("expect") == nil {
+                    return refuseThenDrain(HTTPRequestRefusal(
+                        status: 413, code: "payload_too_large", reason: "content_length_over_limit", remoteAddress: remoteAddress))
+                }
                 return refuse(status: 413, code: "payload_too_large", reason: "content_length_over_limit",
                               response: core.canned.payloadTooLarge, from: remoteAddress)
             }
@@ -174,6 +185,31 @@ extension RequestContext {
         }
         guard let response else { return .NO }
         return MHD_queue_response(connection, UInt32(refusal.status), response)
+    }
+
+    /// The most body bytes read and dropped after a 413 for a declared length over the limit
+    /// (8 MiB); a longer declared body gets its 413 and the connection closes at once.
+    static let drainedBodyBytes = 8 << 20
+    /// The longest silence while a refused body is drained, seconds; then the connection closes.
+    static let drainIdleSeconds: UInt32 = 2
+
+    /// A 413 for a `Content-Length` over the limit, answered before any body byte is read: written
+    /// onto the socket, which is then shut for sending (``RequestContext/Phase/draining``). The
+    /// declared body is then read and dropped, so a client that sends its whole body before it
+    /// reads (most do, without `Expect: 100-continue`) finishes its upload and reads the 413: a
+    /// close with unread bytes would answer its upload with a reset instead (RFC 9112 §9.6: a
+    /// server closes in stages). A client that stops sending is closed after `drainIdleSeconds`.
+    private func refuseThenDrain(_ refusal: HTTPRequestRefusal) -> MHD_Result {
+        core.onRefusal?(refusal)
+        phase = .draining
+        body = []
+        let sent = Self.payloadTooLargeBody.withUnsafeBytes { raw in
+            keyward_mhd_send_final_response(
+                connection, 413, Self.reasonPhrase(413), "application/json", refusal.code, raw.baseAddress, raw.count)
+        }
+        guard sent == 0 else { return .NO }
+        _ = keyward_mhd_set_connection_timeout(connection, Self.drainIdleSeconds)
+        return .YES
     }
 
     /// The RFC 9110 §15 reason phrase of the statuses the server refuses with.

@@ -26,6 +26,9 @@ final class RequestContext: @unchecked Sendable {
         case handled
         /// The server answered itself (400/413/431); the connection closes.
         case refused
+        /// The server answered 413 for a declared length over the limit and reads the rest of the
+        /// declared body only to drop it, then closes (``RequestContext/drainedBodyBytes``).
+        case draining
     }
 
     typealias Callback = @Sendable () -> Void

@@ -97,7 +97,9 @@ public protocol Store: Sendable {
     ///   successor (same device, same expiry) → `.rotated`;
     /// - used, its successor unused, `now − used_at ≤ retryWindowSeconds` and not retried before →
     ///   `.retried` with the stored nonce (marked retried);
-    /// - used and its successor used since → every credential of the device revoked → `.reused`;
+    /// - used and its successor used since → every credential of the device revoked, and the
+    ///   device's `sessionsNotBefore` moved to `now + 1` (its sessions issued up to `now` refused),
+    ///   in the same transaction → `.reused`;
     /// - otherwise `.refused` with the slug.
     /// - Throws: `.invalidInput` (`credential_hash_length`) unless both hashes are 32 bytes.
     func exchangeInstallCredential(

@@ -41,6 +41,29 @@ extension StoreConformance {
         XCTAssertEqual(try store.purgeExpired(nowMillis: (now + 100) * 1_000).installCredentials, 2)
     }
 
+    /// A reuse moves the device's `sessionsNotBefore` past the second it was detected in (so every
+    /// session issued until then is refused), in the same transaction; rotations and refusals
+    /// leave it alone.
+    static func credentialReuseRefusesTheDevicesSessionsIssuedUntilThen(_ harness: StoreHarness) throws {
+        let store = try harness.open()
+        XCTAssertEqual(try store.registerDevice(DeviceRecord(id: "dev4", platform: "android", publicKey: [], counter: 0, environment: "standard",
+                                                             createdAt: now, lastSeenAt: now)), .inserted)
+        XCTAssertEqual(try store.device(id: "dev4")?.sessionsNotBefore, 0, "a new device refuses no session")
+        try store.putInstallCredential(hash: hash(70), deviceID: "dev4", expiresAt: now + 1_000, now: now)
+        XCTAssertEqual(try store.exchangeInstallCredential(hash: hash(70), successorHash: hash(71), nonce: [1], now: now + 1, retryWindowSeconds: 60),
+                       .rotated(deviceID: "dev4", expiresAt: now + 1_000))
+        XCTAssertEqual(try store.exchangeInstallCredential(hash: hash(71), successorHash: hash(72), nonce: [2], now: now + 2, retryWindowSeconds: 60),
+                       .rotated(deviceID: "dev4", expiresAt: now + 1_000))
+        XCTAssertEqual(try store.device(id: "dev4")?.sessionsNotBefore, 0, "rotations refuse no session")
+        XCTAssertEqual(try store.exchangeInstallCredential(hash: hash(70), successorHash: hash(79), nonce: [9], now: now + 10, retryWindowSeconds: 60),
+                       .reused(deviceID: "dev4"))
+        XCTAssertEqual(try store.device(id: "dev4")?.sessionsNotBefore, now + 11, "sessions issued up to the detection's second are refused")
+        XCTAssertEqual(try store.listDevices(attestedBefore: nil).first { $0.id == "dev4" }?.sessionsNotBefore, now + 11)
+        XCTAssertEqual(try store.exchangeInstallCredential(hash: hash(72), successorHash: hash(78), nonce: [8], now: now + 20, retryWindowSeconds: 60),
+                       .refused(reason: "credential_revoked"))
+        XCTAssertEqual(try store.device(id: "dev4")?.sessionsNotBefore, now + 11, "a refusal moves nothing")
+    }
+
     static func concurrentRefreshesWithOneCredentialRotateOnce(_ harness: StoreHarness) throws {
         let store = try harness.open()
         try store.putInstallCredential(hash: hash(70), deviceID: "dev4", expiresAt: now + 86_400, now: now)

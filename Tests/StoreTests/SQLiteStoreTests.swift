@@ -47,6 +47,7 @@ final class SQLiteStoreTests: XCTestCase {
     func testBudgetIsPerKeyPerDay() throws { try StoreConformance.budgetIsPerKeyPerDay(harness()) }
     func testCredentialRotatesRetriesOnceAndRevokesACopiedFamily() throws { try StoreConformance.credentialRotatesRetriesOnceAndRevokesACopiedFamily(harness()) }
     func testCredentialExpiresAndDeviceRevocationRevokesIt() throws { try StoreConformance.credentialExpiresAndDeviceRevocationRevokesIt(harness()) }
+    func testCredentialReuseRefusesTheDevicesSessionsIssuedUntilThen() throws { try StoreConformance.credentialReuseRefusesTheDevicesSessionsIssuedUntilThen(harness()) }
     func testConcurrentRefreshesWithOneCredentialRotateOnce() throws { try StoreConformance.concurrentRefreshesWithOneCredentialRotateOnce(harness()) }
     func testMigrationsAreIdempotentOnReopen() throws { try StoreConformance.migrationsAreIdempotentOnReopen(harness()) }
     func testPurgeRemovesOnlyWhatExpired() throws { try StoreConformance.purgeRemovesOnlyWhatExpired(harness()) }

@@ -102,6 +102,10 @@ int keyward_mhd_connection_fd(struct MHD_Connection *connection);
 /// The client's address (sockaddr_in or sockaddr_in6), or NULL.
 const struct sockaddr *keyward_mhd_client_address(struct MHD_Connection *connection);
 
+/// Sets this connection's idle timeout to `seconds` (MHD_CONNECTION_OPTION_TIMEOUT; the call is
+/// variadic, which Swift cannot make). Returns 0 on success, -1 otherwise.
+int keyward_mhd_set_connection_timeout(struct MHD_Connection *connection, unsigned int seconds);
+
 /// Writes a complete, minimal HTTP/1.1 response straight onto the connection's
 /// socket (with a Date field, `Keyward-Error: <keyward_error>` and `Connection: close`), then shuts down the
 /// sending side. For refusals libmicrohttpd cannot queue: 0.9.75 queues a

@@ -29,7 +29,8 @@ public struct KeywardConfiguration: Sendable, Equatable {
     public var sessionIssuer = "keyward"
     /// Challenge lifetime, seconds (10-600, default 120).
     public var challengeTTLSeconds = 120
-    /// Per-client-IP token bucket on the challenge, attest and assert routes: refill per minute (default 60).
+    /// Per-client-IP token bucket on every handshake route (`/v1/challenge`, `/v1/attest/ios`,
+    /// `/v1/attest/android`, `/v1/assert/ios`, `/v1/refresh`; one bucket for all): refill per minute (default 60).
     public var handshakePerIPPerMinute = 60
     /// …and bucket size (default 20).
     public var handshakePerIPBurst = 20

@@ -9,12 +9,18 @@ import Store
 /// nonce, so the store keeps only the successor's hash and the nonce, and a client that lost the
 /// answer can present the spent credential once more within ``retryWindowSeconds`` and get the very
 /// same successor. A spent credential presented after its successor was used was copied: the store
-/// revokes every credential of the device. A chain lasts `ttlSeconds` from its handshake.
+/// revokes every credential of the device and every session the device was issued until then
+/// (either holder may hold the newest one, as OAuth's refresh-token reuse detection assumes); this
+/// instance forgets the device's cached status at once, the others re-read it within their
+/// device-status interval (`revocationCheckSeconds`). A chain lasts `ttlSeconds` from its handshake.
 struct InstallCredentials: Sendable {
     let store: any Store
     let time: any TimeSource
     /// Lifetime of a chain, seconds (`[android] credential_ttl_days` × 86 400).
     let ttlSeconds: Int64
+    /// Forgotten for a device whose credential was reused, so its sessions' next call here reads
+    /// the store (which now refuses them) instead of an older "active".
+    var deviceStatus: DeviceStatusCache? = nil
 
     /// Raw credential length, bytes.
     static let length = 32
@@ -74,6 +80,7 @@ struct InstallCredentials: Sendable {
             record.note(.credentialRefresh(outcome: "retried"))
             return (deviceID, Issued(text: Base64.encodeURL(Self.successor(of: credential, nonce: storedNonce)), expiresAt: expiresAt))
         case .reused(let deviceID):
+            deviceStatus?.forget(deviceID)
             record.update {
                 $0.deviceID = deviceID
                 $0.securityEvent = "install_credential_reused"

@@ -17,11 +17,15 @@ struct CreditCharge: Sendable, Equatable {
     /// key's claim, and its release is the store's `releaseIdempotentCall`.
     let idempotencyKeyHash: [UInt8]?
 
-    /// A repeat of a claimed `Idempotency-Key`: nothing charged to it (`cost` 0, no budget known),
-    /// yet a holder of the claim, so its going unbilled is reported like a charged call's.
-    static func repeatOfClaim(deviceID: String, provider: String, tier: String, keyHash: [UInt8]) -> CreditCharge {
+    /// A repeat of a claimed `Idempotency-Key`: nothing charged to it (`cost` 0), yet a holder of
+    /// the claim, so its going unbilled is reported like a charged call's. `installUsed`: the
+    /// device's credits as they stand, for the answer's `X-RateLimit-*` fields (nil: not read, and
+    /// then no budget is reported).
+    static func repeatOfClaim(
+        deviceID: String, provider: String, tier: String, keyHash: [UInt8], installLimit: Int? = nil, installUsed: Int? = nil
+    ) -> CreditCharge {
         CreditCharge(deviceID: deviceID, provider: provider, tier: tier, cost: 0, countsTowardApp: false,
-                     installLimit: nil, installUsed: 0, day: 0, idempotencyKeyHash: keyHash)
+                     installLimit: installUsed == nil ? nil : installLimit, installUsed: installUsed ?? 0, day: 0, idempotencyKeyHash: keyHash)
     }
 }
 
@@ -81,23 +85,32 @@ final class CreditGate: Sendable {
             warnAt: settings.warnAtCredits, day: SpendSettings.day(ofSeconds: nowSeconds))
         let (logger, metrics, settings) = (self.logger, self.metrics, self.settings)
         let nowMillis = time.nowMillis()
-        asyncStore.run("credit_spend", { store throws(StoreError) -> CreditDecision? in
-            guard let key = idempotencyKeyHash else { return try store.spendCredits(spend) }
-            return try store.spendCredits(
+        asyncStore.run("credit_spend", { store throws(StoreError) -> (decision: CreditDecision?, repeatUsed: Int?) in
+            guard let key = idempotencyKeyHash else { return (try store.spendCredits(spend), nil) }
+            let decision = try store.spendCredits(
                 spend, idempotencyKeyHash: key, callsPerCharge: Self.idempotentCallsPerCharge,
                 nowMillis: nowMillis, expiresMillis: nowMillis + Self.idempotencyWindowMillis)
+            // A free repeat still reports the device's credits in its `X-RateLimit-*` fields, as
+            // every proxied answer does; a failed read only leaves them out.
+            guard decision == nil, budget.installDailyCredits != nil else { return (decision, nil) }
+            let day = spend.day ?? SpendSettings.day(ofSeconds: nowSeconds)
+            return (nil, try? store.creditsUsed(scope: CreditSpend.installScope(deviceID), day: day))
         }, undoLate: { store, late in
             // The caller was answered 503 (store deadline) and the call never went upstream: a
             // charge, or a hold on a claim, that went through after that is taken back at once.
-            Self.takeBack(late, of: spend, idempotencyKeyHash: idempotencyKeyHash, store: store, logger: logger)
+            Self.takeBack(late.decision, of: spend, idempotencyKeyHash: idempotencyKeyHash, store: store, logger: logger)
         }) { result in
             let decision: CreditDecision
             switch result {
-            case .success(nil):
-                // A repeat within 24 h: forwarded (the provider's idempotency is its own), not charged.
-                guard let key = idempotencyKeyHash else { return completion(.success(nil)) }
-                return completion(.success(CreditCharge.repeatOfClaim(deviceID: deviceID, provider: provider, tier: tier, keyHash: key)))
-            case .success(let answer?): decision = answer
+            case .success(let answer):
+                guard let found = answer.decision else {
+                    // A repeat within 24 h: forwarded (the provider's idempotency is its own), not charged.
+                    guard let key = idempotencyKeyHash else { return completion(.success(nil)) }
+                    return completion(.success(CreditCharge.repeatOfClaim(
+                        deviceID: deviceID, provider: provider, tier: tier, keyHash: key,
+                        installLimit: budget.installDailyCredits, installUsed: answer.repeatUsed)))
+                }
+                decision = found
             case .failure(let error):
                 return completion(.failure(StoreFailure.apiError("credit_spend", error, record: record)))
             }

@@ -19,13 +19,16 @@ struct ProxyAuthorizer: Sendable {
     let deviceCheck: DeviceCheckMarker?
 
     /// - Returns: the canonical path segments (decoded) that matched the allowlist.
-    /// - Throws: `bad_request` (path not canonical, GET/HEAD with a body), `forbidden` (not allowlisted).
+    /// - Throws: `bad_request` (path not canonical, or a form the provider's `PathPolicy` refuses:
+    ///   `semicolon`, `encoded_variant`; GET/HEAD with a body), `forbidden` (not allowlisted).
     func authorize(
         _ head: HTTPRequestHead, body: [UInt8], route: ProxyRoute, claims: SessionClaims, record: RequestRecord
     ) throws(APIError) -> [String] {
         let segments: [String]
         do {
             segments = try ProxyPath.canonicalSegments(rawPath: route.rawPath)
+            // Forms this provider's upstream could route as another path (`PathPolicy`).
+            try route.provider.checkPathForm(rawPath: route.rawPath, segments: segments, method: head.method)
         } catch {
             throw APIError(.badRequest, reason: error.rawValue)
         }

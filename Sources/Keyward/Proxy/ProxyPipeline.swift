@@ -86,7 +86,7 @@ final class ProxyPipeline: Sendable {
                 exchange.begin(upstream.start(request, handler: exchange))
             }
             let cost = provider.cost(method: head.method, segments: segments)
-            let idempotencyKeyHash = Self.idempotencyKeyHash(head, body: body, provider: provider.name, cost: cost)
+            let idempotencyKeyHash = try Self.idempotencyKeyHash(head, body: body, provider: provider.name, cost: cost)
             let limitThenForward: @Sendable (String) -> Void = { tier in
                 self.limitRate(provider, deviceID: claims.sub, writer: writer, record: record) { windowUsage in
                     self.spendCredits(
@@ -181,12 +181,13 @@ final class ProxyPipeline: Sendable {
     /// (provider, method, request-target as sent, cost, SHA-256 of the body), each length-prefixed.
     /// A repeat is free only when it is the same request: the key reused on another path, method,
     /// body or provider, or a costlier call, is a claim of its own and is charged.
-    /// Nil (charged as any other call) without the field, with two, or with a malformed one
-    /// (1-255 visible ASCII characters).
-    static func idempotencyKeyHash(_ head: HTTPRequestHead, body: [UInt8], provider: String, cost: Int) -> [UInt8]? {
-        guard let value = head.onlyHeader("idempotency-key"), !value.isEmpty, value.utf8.count <= 255,
-              value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
-        else { return nil }
+    /// Nil (charged as any other call) without the field.
+    /// - Throws: `bad_request` for a key that cannot make a claim, so the client never believes it
+    ///   has one (as payment APIs answer): `idempotency_key_repeated` (the field twice),
+    ///   `idempotency_key_empty`, `idempotency_key_too_long` (over 255 bytes),
+    ///   `idempotency_key_invalid` (a byte outside visible ASCII: a space, a tab, non-ASCII).
+    static func idempotencyKeyHash(_ head: HTTPRequestHead, body: [UInt8], provider: String, cost: Int) throws(APIError) -> [UInt8]? {
+        guard let value = try IdempotencyKey.value(of: head) else { return nil }
         var claim: [UInt8] = []
         for part in [Array("keyward-idempotency-1".utf8), Array(value.utf8), Array(provider.utf8), Array(head.method.utf8),
                      Array(head.target.utf8), Array(String(cost).utf8), SHA256.hash(body)] {

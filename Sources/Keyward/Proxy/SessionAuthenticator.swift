@@ -35,15 +35,20 @@ struct SessionAuthenticator: Sendable {
     }
 
     /// Whether the device's status must be read from the store before the request goes on.
-    func needsDeviceCheck(_ claims: SessionClaims) -> Bool { !deviceStatus.isFresh(claims.sub, nowMillis: time.nowMillis()) }
+    func needsDeviceCheck(_ claims: SessionClaims) -> Bool { cachedStatus(claims) == nil }
 
-    /// The device's tier as last read from the store, if that read is still fresh; nil means
-    /// ``confirmDevice(_:record:)`` must run first.
-    func cachedTier(_ claims: SessionClaims) -> String? { deviceStatus.freshTier(claims.sub, nowMillis: time.nowMillis()) }
+    /// The device's tier as last read from the store, if that read is still fresh and honours this
+    /// session; nil means ``confirmDevice(_:record:)`` must run first.
+    func cachedTier(_ claims: SessionClaims) -> String? { cachedStatus(claims)?.tier }
 
     /// The device's status (tier, attested) as last read from the store, if that read is still
-    /// fresh; nil means ``confirmDeviceStatus(_:record:)`` must run first.
-    func cachedStatus(_ claims: SessionClaims) -> DeviceStatus? { deviceStatus.freshStatus(claims.sub, nowMillis: time.nowMillis()) }
+    /// fresh and honours this session; nil means ``confirmDeviceStatus(_:record:)`` must run first
+    /// (for a session issued before the device's `sessionsNotBefore`, it refuses it).
+    func cachedStatus(_ claims: SessionClaims) -> DeviceStatus? {
+        guard let status = deviceStatus.freshStatus(claims.sub, nowMillis: time.nowMillis()), status.honours(issuedAt: claims.iat)
+        else { return nil }
+        return status
+    }
 
     /// ``confirmDeviceStatus(_:record:)``'s tier.
     @discardableResult
@@ -52,10 +57,10 @@ struct SessionAuthenticator: Sendable {
     }
 
     /// Reads the session's device from the store (blocking: call it on the store executor) and
-    /// remembers it as active, with its tier and attested flag.
-    /// - Returns: the device's tier and whether it is attested.
-    /// - Throws: `session_invalid` (`device_unknown`, `device_revoked`); `unavailable` when the
-    ///   store cannot answer.
+    /// remembers it as active, with its tier, attested flag and sessions cut-off.
+    /// - Returns: the device's tier, whether it is attested, and its `sessionsNotBefore`.
+    /// - Throws: `session_invalid` (`device_unknown`, `device_revoked`, `session_revoked`: issued
+    ///   before the device's `sessionsNotBefore`); `unavailable` when the store cannot answer.
     func confirmDeviceStatus(_ claims: SessionClaims, record: RequestRecord) throws(APIError) -> DeviceStatus {
         let device: DeviceRecord?
         do { device = try store.device(id: claims.sub) } catch { throw StoreFailure.apiError("device_read", error, record: record) }
@@ -63,11 +68,20 @@ struct SessionAuthenticator: Sendable {
             deviceStatus.forget(claims.sub)
             throw APIError(.sessionInvalid, reason: device == nil ? "device_unknown" : "device_revoked")
         }
+        let status = DeviceStatus(tier: device.tier, attested: device.attested, sessionsNotBefore: device.sessionsNotBefore)
+        // Issued before the device's cut-off (a detected reuse of its install credential): either
+        // holder of the copy may hold this session, so it ends with the credentials.
+        guard status.honours(issuedAt: claims.iat) else {
+            deviceStatus.confirm(
+                claims.sub, tier: status.tier, attested: status.attested, sessionsNotBefore: status.sessionsNotBefore, nowMillis: time.nowMillis())
+            throw APIError(.sessionInvalid, reason: "session_revoked")
+        }
         let now = time.nowSeconds()
         // "Last seen" follows proxied calls too, at most one write per device per minute (this read
         // itself happens at most once per device-status interval).
         if now - device.lastSeenAt >= 60 { _ = try? store.markSeen(deviceID: claims.sub, now: now) }
-        deviceStatus.confirm(claims.sub, tier: device.tier, attested: device.attested, nowMillis: time.nowMillis())
-        return DeviceStatus(tier: device.tier, attested: device.attested)
+        deviceStatus.confirm(
+            claims.sub, tier: status.tier, attested: status.attested, sessionsNotBefore: status.sessionsNotBefore, nowMillis: time.nowMillis())
+        return status
     }
 }

@@ -17,7 +17,9 @@ import Store
 /// has left, and `app_budget_exhausted` says the ceiling is reached (its calls would get 429
 /// `app_budget_exhausted`; the app's own total is not shown); every
 /// provider is listed, with an empty list when it has no `rate_limit`. The windows are counted as
-/// the limit phase decides: in memory (SQLite) or from the shared windows (PostgreSQL).
+/// the limit phase decides: in memory (SQLite) or from the shared windows (PostgreSQL). The tier is
+/// the one the proxy applies: the same cached device status (so a tier changed by another process
+/// shows here when the proxy applies it, within `revocationCheckSeconds`).
 /// Errors: `session_invalid` (401), `method_not_allowed` (405), `unavailable` (503).
 struct UsageRoute: Sendable {
     /// What the store said: the device's tier and today's credits.
@@ -49,7 +51,10 @@ struct UsageRoute: Sendable {
         let spend = self.spend
         asyncStore.run("usage_read", { (store: any Store) -> Result<UsageRead, APIError> in
             do throws(APIError) {
-                let tier = try authenticator.confirmDevice(claims, record: record)
+                // The status the proxy phases read (cached for `revocationCheckSeconds`), so the tier
+                // shown is the tier the next proxied call is charged under.
+                let tier: String
+                if let cached = authenticator.cachedTier(claims) { tier = cached } else { tier = try authenticator.confirmDevice(claims, record: record) }
                 let used: Int
                 var appUsed: Int?
                 var windows: [String: [RateWindowUsage]] = [:]

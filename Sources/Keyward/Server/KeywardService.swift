@@ -109,7 +109,8 @@ public final class KeywardService: Sendable {
             assertions = deviceAssertions
         }
         let credentials = android.map {
-            InstallCredentials(store: store, time: time, ttlSeconds: Int64($0.attestation.settings.credentialTTLDays) * 86_400)
+            InstallCredentials(
+                store: store, time: time, ttlSeconds: Int64($0.attestation.settings.credentialTTLDays) * 86_400, deviceStatus: deviceStatus)
         }
         handshakes = HandshakeRoutes(
             challenges: challenges, grants: grants,

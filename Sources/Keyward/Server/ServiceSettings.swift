@@ -18,7 +18,8 @@ public struct ServiceSettings: Sendable {
     /// before the store is touched. Not in keyward.toml: only replays of captured device data,
     /// whose challenges were chosen by other servers, set it.
     public var challengeLength: Int = 32
-    /// Per-client-IP token bucket on the handshake routes: tokens per second and burst.
+    /// Per-client-IP token bucket on the handshake routes (`/v1/challenge`, `/v1/attest/ios`,
+    /// `/v1/attest/android`, `/v1/assert/ios`, `/v1/refresh`): tokens per second and burst.
     public var handshakeRatePerSecond: Double = 10
     /// The most handshake requests one IP can make at once before the rate applies (tokens, ≥ 1).
     public var handshakeBurst: Int = 20

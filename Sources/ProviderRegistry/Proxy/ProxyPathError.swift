@@ -30,6 +30,12 @@ public enum ProxyPathError: String, Error, Sendable, CaseIterable, CustomStringC
     case invalidUTF8 = "invalid_utf8"
     /// More than `ProxyPath.maximumSegments` segments or `ProxyPath.maximumBytes` bytes.
     case tooLong = "too_long"
+    /// A `;` in a segment, raw or as `%3B`, for a provider with `path_semicolons = "refuse"` (the
+    /// default): servers that drop `;parameters` would route another path than the one matched.
+    case semicolon = "semicolon"
+    /// Percent-encoded bytes that are not unreserved which, dropped (as some upstreams trim them),
+    /// leave a path another allow rule decides, or none (`PathPolicy`).
+    case encodedVariant = "encoded_variant"
 
     /// The reason slug.
     public var reason: String { rawValue }

@@ -13,6 +13,10 @@ public struct AllowRule: Sendable, Equatable {
         self.cost = cost
     }
 
+    /// This rule with its path's literals lowercased, for a provider matching paths
+    /// case-insensitively (`path_case = "insensitive"`).
+    func lowercased() -> AllowRule { AllowRule(method: method, path: path.lowercased(), cost: cost) }
+
     /// Whether a request with `method` and canonical `segments` is allowed by this rule.
     @inline(__always)
     public func matches(method: String, segments: [String]) -> Bool {

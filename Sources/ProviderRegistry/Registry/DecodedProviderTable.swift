@@ -16,6 +16,8 @@ struct DecodedProviderTable: Decodable {
     var idleTimeoutMs: Int?
     var allowHTTPLoopback: Bool?
     var maxUpstreamConnections: Int?
+    var pathCase: String?
+    var pathSemicolons: String?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case baseURL = "base_url"
@@ -31,6 +33,8 @@ struct DecodedProviderTable: Decodable {
         case idleTimeoutMs = "idle_timeout_ms"
         case allowHTTPLoopback = "allow_http_loopback"
         case maxUpstreamConnections = "max_upstream_connections"
+        case pathCase = "path_case"
+        case pathSemicolons = "path_semicolons"
     }
 }
 

@@ -96,6 +96,17 @@ public struct PathPattern: Sendable, Equatable, CustomStringConvertible {
 }
 
 extension PathPattern {
+    /// This pattern with every literal lowercased (`String.lowercased()`), as written otherwise:
+    /// what a provider with `path_case = "insensitive"` matches lowercased paths against.
+    func lowercased() -> PathPattern {
+        PathPattern(
+            segments: segments.map { segment in
+                if case .literal(let text) = segment { return .literal(text.lowercased()) }
+                return segment
+            },
+            endsInSlash: endsInSlash, description: description)
+    }
+
     /// Whether every path `other` matches, this pattern matches too (so a rule with `other` after
     /// one with this pattern and the same method never decides). Sound, not complete: a literal
     /// covers only the same literal, and a `*` here covers any run of one or more of `other`'s

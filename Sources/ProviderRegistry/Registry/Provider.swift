@@ -31,6 +31,11 @@ public struct Provider: Sendable, Equatable {
     /// connection; a held stream the whole time); nil = the instance's default (Keyward sizes it
     /// from the open-file limit).
     public let maxUpstreamConnections: Int?
+    /// How the upstream reads paths (`path_case`, `path_semicolons`).
+    public let pathPolicy: PathPolicy
+    /// The allow rules as matched: `allow` itself, or with every literal lowercased under
+    /// `path_case = "insensitive"`. Computed once at load.
+    let matchingRules: [AllowRule]
 
     /// Lowercased names of client headers never forwarded to this provider, beyond the fixed list in
     /// `RequestRewrite`: its auth header and the names of its extra headers. Computed once at load.
@@ -39,8 +44,11 @@ public struct Provider: Sendable, Equatable {
     init(
         name: String, origin: UpstreamOrigin, secretName: String, auth: ProviderAuth, extraHeaders: [HTTPField],
         allow: [AllowRule], rateLimit: RateLimit, maxBodyBytes: Int, requireAssertion: Bool,
-        connectTimeoutMs: Int, idleTimeoutMs: Int, maxUpstreamConnections: Int? = nil, requireAttested: Bool = false
+        connectTimeoutMs: Int, idleTimeoutMs: Int, maxUpstreamConnections: Int? = nil, requireAttested: Bool = false,
+        pathPolicy: PathPolicy = PathPolicy()
     ) {
+        self.pathPolicy = pathPolicy
+        self.matchingRules = pathPolicy.caseInsensitive ? allow.map { $0.lowercased() } : allow
         self.requireAttested = requireAttested
         self.name = name
         self.origin = origin
@@ -60,14 +68,38 @@ public struct Provider: Sendable, Equatable {
     }
 
     /// The credits a call of `method` on `segments` costs: the first matching allow rule's `cost`
-    /// (1 when none matches; such a call is refused before it costs anything).
+    /// (1 when none matches; such a call is refused before it costs anything). Matched as
+    /// `pathPolicy` says (case-insensitively under `path_case = "insensitive"`).
     public func cost(method: String, segments: [String]) -> Int {
-        allow.first { $0.matches(method: method, segments: segments) }?.cost ?? 1
+        decidingRule(method: method, segments: segments).map { allow[$0].cost } ?? 1
     }
 
-    /// Whether `method` (case-sensitive, as received) on the canonical `segments` is allowlisted.
+    /// Whether `method` (case-sensitive, as received) on the canonical `segments` is allowlisted,
+    /// matched as `pathPolicy` says.
     public func allows(method: String, segments: [String]) -> Bool {
-        allow.contains { $0.matches(method: method, segments: segments) }
+        decidingRule(method: method, segments: segments) != nil
+    }
+
+    /// The index in `allow` of the first rule matching `method` on `segments`: the one that
+    /// decides the call and its cost; nil when none does.
+    func decidingRule(method: String, segments: [String]) -> Int? {
+        let matched = pathPolicy.caseInsensitive ? segments.map { $0.lowercased() } : segments
+        return matchingRules.firstIndex { $0.matches(method: method, segments: matched) }
+    }
+
+    /// Refuses a canonical path whose form this provider's upstream could read as another path
+    /// than the one the allowlist matched (`PathPolicy`).
+    /// - Parameters: `rawPath`: the path after `/p/<name>` as sent; `segments`: its canonical
+    ///   segments (`ProxyPath.canonicalSegments`); `method`: the request's method.
+    /// - Throws: `.semicolon` (a `;` in a segment, unless `path_semicolons = "allow"`),
+    ///   `.encodedVariant` (dropping the encoded bytes that are not unreserved leaves a path
+    ///   another rule decides, or none).
+    public func checkPathForm<S: StringProtocol>(rawPath: S, segments: [String], method: String) throws(ProxyPathError) {
+        if !pathPolicy.allowsSemicolons, segments.contains(where: { $0.utf8.contains(UInt8(ascii: ";")) }) { throw .semicolon }
+        if let variant = ProxyPath.segmentsWithoutEncodedReserved(rawPath: rawPath),
+           decidingRule(method: method, segments: variant) != decidingRule(method: method, segments: segments) {
+            throw .encodedVariant
+        }
     }
 
     /// The upstream URL: base URL + canonical path (`ProxyPath.encode(segments)`) + `?query` when

@@ -60,13 +60,21 @@ struct ProviderValidator {
         let auth = self.auth(table.auth, at: at.appending("auth"))
         let extraHeaders = self.extraHeaders(table.headers ?? [:], auth: auth, at: at.appending("headers"))
 
+        let pathPolicy = self.pathPolicy(table, at: at)
+
         var rules: [AllowRule] = []
         if table.allow.isEmpty { fail("must list at least one { method, path } rule", at.appending("allow")) }
         var indexed: [(index: Int, rule: AllowRule)] = []
         for (index, rule) in table.allow.enumerated() {
-            if let allowRule = self.allowRule(rule, at: at.appending("allow").appending(index: index)) {
+            let ruleAt = at.appending("allow").appending(index: index)
+            if let allowRule = self.allowRule(rule, at: ruleAt) {
+                if !pathPolicy.allowsSemicolons, rule.path.contains(";") {
+                    fail("contains ;, and every request path with ; is refused under path_semicolons = \"refuse\" (the default): set path_semicolons = \"allow\" if this provider's paths keep ;", ruleAt.appending("path"))
+                    continue
+                }
                 rules.append(allowRule)
-                indexed.append((index, allowRule))
+                // Under path_case = "insensitive" rules match lowercased, so coverage is judged so too.
+                indexed.append((index, pathPolicy.caseInsensitive ? allowRule.lowercased() : allowRule))
             }
         }
         shadowedRules(indexed, at: at.appending("allow"))
@@ -103,8 +111,29 @@ struct ProviderValidator {
             allow: rules, rateLimit: RateLimit(perMinute: limits?.perMinute, perDay: limits?.perDay),
             maxBodyBytes: maxBody, requireAssertion: table.requireAssertion ?? false,
             connectTimeoutMs: connect, idleTimeoutMs: idle, maxUpstreamConnections: table.maxUpstreamConnections,
-            requireAttested: table.requireAttested ?? false
+            requireAttested: table.requireAttested ?? false, pathPolicy: pathPolicy
         )
+    }
+
+    /// `path_case` and `path_semicolons` (`PathPolicy`); an unknown value is an error at its key
+    /// (the default then stands, so the rest of the table is still checked).
+    private mutating func pathPolicy(_ table: DecodedProviderTable, at: TOMLKeyPath) -> PathPolicy {
+        var policy = PathPolicy()
+        if let value = table.pathCase {
+            if PathPolicy.caseValues.contains(value) {
+                policy.caseInsensitive = value == "insensitive"
+            } else {
+                fail("must be \"sensitive\" (the default) or \"insensitive\" (the upstream routes paths whatever their case)", at.appending("path_case"))
+            }
+        }
+        if let value = table.pathSemicolons {
+            if PathPolicy.semicolonValues.contains(value) {
+                policy.allowsSemicolons = value == "allow"
+            } else {
+                fail("must be \"refuse\" (the default: a path segment with ; is refused) or \"allow\"", at.appending("path_semicolons"))
+            }
+        }
+        return policy
     }
 
     /// A `rate_limit` table that limits nothing is an error: `{ }` would read as a limit and mean

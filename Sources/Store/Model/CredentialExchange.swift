@@ -7,7 +7,8 @@ public enum CredentialExchange: Sendable, Equatable {
     /// accepted this once more. The caller derives the same successor from `nonce`.
     case retried(deviceID: String, nonce: [UInt8], expiresAt: Int64)
     /// The credential was spent and its successor used since: someone holds a copy. Every
-    /// credential of the device is now revoked.
+    /// credential of the device is now revoked, and so is every session it was issued until now
+    /// (`DeviceRecord.sessionsNotBefore`).
     case reused(deviceID: String)
     /// Refused with a slug: `credential_unknown`, `credential_expired`, `credential_revoked`,
     /// `credential_superseded` (spent, outside the retry window or already retried).

@@ -43,19 +43,25 @@ public struct DeviceRecord: Sendable, Equatable {
     /// Why the device is unattested: the reason slug enforce would have refused its proof with
     /// (`proof_missing` when none came); nil while attested.
     public var unattestedReason: String?
+    /// Sessions of this device issued (`iat`) before this unix second are refused; 0 refuses none.
+    /// Set by a detected reuse of one of its install credentials (`Store.exchangeInstallCredential`
+    /// → `.reused`) past the second of the detection, so no session minted before it survives.
+    public var sessionsNotBefore: Int64
 
     /// The platforms the schema accepts.
     public static let platforms: Set<String> = ["ios", "android"]
     /// Longest accepted id (a hex SHA-256 is 64; room for other schemes without unbounded keys).
     public static let maxIDLength = 128
 
-    /// A record as stored; `revoked`, `revokedAt`, `receipt` and `appID` default to a fresh, unrevoked device without receipt; `tier` to `free`; `attested` to true.
+    /// A record as stored; `revoked`, `revokedAt`, `receipt` and `appID` default to a fresh, unrevoked device without receipt; `tier` to `free`; `attested` to true; `sessionsNotBefore` to 0 (no session refused).
     public init(
         id: String, platform: String, publicKey: [UInt8], counter: UInt32, environment: String,
         createdAt: Int64, lastSeenAt: Int64, revoked: Bool = false, revokedAt: Int64? = nil, receipt: [UInt8] = [], appID: String = "",
         deviceCheckToken: [UInt8] = [], flagged: Bool = false,
-        tier: String = DeviceRecord.defaultTier, attested: Bool = true, unattestedReason: String? = nil
+        tier: String = DeviceRecord.defaultTier, attested: Bool = true, unattestedReason: String? = nil,
+        sessionsNotBefore: Int64 = 0
     ) {
+        self.sessionsNotBefore = sessionsNotBefore
         self.attested = attested
         self.unattestedReason = unattestedReason
         self.id = id

@@ -38,6 +38,11 @@ extension PostgresStore {
                     "SELECT 1 FROM install_credentials WHERE hash = $1 AND used_at IS NOT NULL", [.bytes(rows.bytes(0, 3))]).rowCount == 1
                 if successorUsed {
                     _ = try connection.query("UPDATE install_credentials SET revoked = TRUE WHERE device_id = $1", [.text(deviceID)])
+                    // Either holder may hold the newest session: every session issued up to this
+                    // second is refused from now on.
+                    _ = try connection.query(
+                        "UPDATE devices SET sessions_not_before = GREATEST(sessions_not_before, $2) WHERE id = $1",
+                        [.text(deviceID), .int64(now + 1)])
                     return .reused(deviceID: deviceID)
                 }
                 guard !rows.bool(0, 5), now - usedAt <= retryWindowSeconds else { return .refused(reason: "credential_superseded") }

@@ -2,6 +2,8 @@ extension PostgresStore {
     private static let deviceColumns = """
         id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, revoked_at, receipt, app_id, device_check_token, flagged, tier, attested, unattested_reason
         """
+    /// What a read selects: the written columns, then those only the store itself sets.
+    private static let readColumns = deviceColumns + ", sessions_not_before"
 
     public func device(id: String) throws(StoreError) -> DeviceRecord? {
         try pool.withConnection { connection throws(StoreError) in try Self.device(connection, id: id) }
@@ -123,7 +125,7 @@ extension PostgresStore {
     public func listDevices(attestedBefore: Int64?) throws(StoreError) -> [DeviceRecord] {
         try pool.withConnection { connection throws(StoreError) in
             let rows = try connection.query("""
-                SELECT \(Self.deviceColumns) FROM devices
+                SELECT \(Self.readColumns) FROM devices
                 WHERE $1::bigint IS NULL OR created_at < $1
                 ORDER BY created_at, id
                 """, [.int64(attestedBefore)])
@@ -134,11 +136,11 @@ extension PostgresStore {
     }
 
     private static func device(_ connection: PGConnection, id: String) throws(StoreError) -> DeviceRecord? {
-        let rows = try connection.query("SELECT \(deviceColumns) FROM devices WHERE id = $1", [.text(id)])
+        let rows = try connection.query("SELECT \(readColumns) FROM devices WHERE id = $1", [.text(id)])
         return rows.rowCount == 0 ? nil : try record(rows, 0)
     }
 
-    /// Decodes a row selected with `deviceColumns`.
+    /// Decodes a row selected with `readColumns`.
     private static func record(_ rows: PGResult, _ row: Int) throws(StoreError) -> DeviceRecord {
         // The schema's CHECK keeps counter in UInt32's range; a row outside it is corruption, not a trap.
         guard let counter = UInt32(exactly: try rows.int64(row, 3)) else {
@@ -150,7 +152,8 @@ extension PostgresStore {
             revoked: rows.bool(row, 7), revokedAt: try rows.optionalInt64(row, 8), receipt: rows.bytes(row, 9),
             appID: rows.text(row, 10), deviceCheckToken: rows.bytes(row, 11), flagged: rows.bool(row, 12),
             tier: rows.text(row, 13), attested: rows.bool(row, 14),
-            unattestedReason: rows.bool(row, 14) ? nil : rows.text(row, 15)
+            unattestedReason: rows.bool(row, 14) ? nil : rows.text(row, 15),
+            sessionsNotBefore: try rows.int64(row, 16)
         )
     }
 }

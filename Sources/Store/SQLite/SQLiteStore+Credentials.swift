@@ -68,6 +68,15 @@ extension SQLiteStore {
                         try statement.bind(1, row.deviceID)
                         try statement.run()
                     }
+                    // Either holder may hold the newest session: every session issued up to this
+                    // second is refused from now on.
+                    try connection.with("""
+                        UPDATE devices SET sessions_not_before = MAX(sessions_not_before, ?2) WHERE id = ?1
+                        """) { statement throws(StoreError) in
+                        try statement.bind(1, row.deviceID)
+                        try statement.bind(2, now + 1)
+                        try statement.run()
+                    }
                     return .reused(deviceID: row.deviceID)
                 }
                 guard !row.retried, now - usedAt <= retryWindowSeconds else { return .refused(reason: "credential_superseded") }

@@ -2,6 +2,8 @@ extension SQLiteStore {
     private static let deviceColumns = """
         id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, revoked_at, receipt, app_id, device_check_token, flagged, tier, attested, unattested_reason
         """
+    /// What a read selects: the written columns, then those only the store itself sets.
+    private static let readColumns = deviceColumns + ", sessions_not_before"
 
     public func device(id: String) throws(StoreError) -> DeviceRecord? {
         try pool.withConnection { connection throws(StoreError) in try Self.device(connection, id: id) }
@@ -175,7 +177,7 @@ extension SQLiteStore {
     public func listDevices(attestedBefore: Int64?) throws(StoreError) -> [DeviceRecord] {
         try pool.withConnection { connection throws(StoreError) in
             try connection.with("""
-                SELECT \(Self.deviceColumns) FROM devices
+                SELECT \(Self.readColumns) FROM devices
                 WHERE ?1 IS NULL OR created_at < ?1
                 ORDER BY created_at, id
                 """) { statement throws(StoreError) in
@@ -188,13 +190,13 @@ extension SQLiteStore {
     }
 
     private static func device(_ connection: SQLiteConnection, id: String) throws(StoreError) -> DeviceRecord? {
-        try connection.with("SELECT \(deviceColumns) FROM devices WHERE id = ?1") { statement throws(StoreError) in
+        try connection.with("SELECT \(readColumns) FROM devices WHERE id = ?1") { statement throws(StoreError) in
             try statement.bind(1, id)
             return try statement.step() ? try record(statement) : nil
         }
     }
 
-    /// Decodes a row selected with `deviceColumns`.
+    /// Decodes a row selected with `readColumns`.
     private static func record(_ row: SQLiteStatement) throws(StoreError) -> DeviceRecord {
         // The schema's CHECK keeps counter in UInt32's range; a row outside it is corruption, not a trap.
         guard let counter = UInt32(exactly: row.int64(3)) else {
@@ -206,7 +208,8 @@ extension SQLiteStore {
             revoked: row.int64(7) != 0, revokedAt: row.optionalInt64(8), receipt: row.bytes(9),
             appID: row.text(10), deviceCheckToken: row.bytes(11), flagged: row.int64(12) != 0,
             tier: row.text(13), attested: row.int64(14) != 0,
-            unattestedReason: row.int64(14) != 0 ? nil : row.text(15)
+            unattestedReason: row.int64(14) != 0 ? nil : row.text(15),
+            sessionsNotBefore: row.int64(16)
         )
     }
 }
