@@ -155,8 +155,13 @@ private func checkConnection(_ bytes: [UInt8], sizes: [Int], bodyLimit: Int) {
             if !connection.answerSent(closing: false) { return }
         case .refuse(let refusal):
             check([400, 413, 431, 505].contains(refusal.status), "refusal status \(refusal.status)")
-            check(connection.state == .closed, "refused but not closed")
-            return
+            if refusal.discardsBodyBytes > 0 {
+                // The declared body is read and dropped before the close.
+                check(refusal.status == 413 && connection.state == .discardingBody, "discarding after \(refusal)")
+            } else {
+                check(connection.state == .closed, "refused but not closed")
+                return
+            }
         case .closed:
             return
         }

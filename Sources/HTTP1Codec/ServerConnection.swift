@@ -6,7 +6,12 @@
 /// (Content-Length or chunked, counted against the body limit) → `.awaitingAnswer` (nothing more is
 /// read: bytes of a pipelined next request wait in the caller's buffer until the answer is sent)
 /// → `.readingHead` again on keep-alive, or `.closed`. Every refusal ends in `.closed`: once a
-/// request cannot be framed, where the next one starts is unknown.
+/// request cannot be framed, where the next one starts is unknown. One passes through
+/// `.discardingBody` first: a declared `Content-Length` over the body limit is refused from the
+/// head, before any body byte is read, and a body of at most ``maxDiscardedBodyBytes`` (without
+/// `Expect: 100-continue`, whose client waits and sends nothing) is then read and dropped, so a
+/// client that sends its whole body before reading gets the 413, not a reset (RFC 9112 §9.6: a
+/// server closes in stages).
 ///
 /// The buffer contract: the caller keeps the bytes it received and has not yet had consumed, and
 /// calls ``next(_:bodyLimit:)`` with them (oldest first); each event says how many bytes from the
@@ -20,6 +25,9 @@ public struct ServerConnection: Sendable {
         case readingBody
         /// The request is complete; nothing is read until ``ServerConnection/answerSent(closing:)``.
         case awaitingAnswer
+        /// Refused with 413 from its head: the declared body is read and dropped, then the connection
+        /// closes (the caller bounds how long it waits for those bytes).
+        case discardingBody
         /// Over: refused, answered with a close, or left by the client.
         case closed
     }
@@ -32,6 +40,16 @@ public struct ServerConnection: Sendable {
         public let code: String
         /// The reason slug for the log (``HeadRefusal``, ``ChunkedBodyRefusal`` or a body limit's).
         public let reason: String
+        /// Body bytes still to read and drop once the answer is sent (``State/discardingBody``); 0 = close at once.
+        public let discardsBodyBytes: Int
+
+        /// - Parameters: see the properties.
+        public init(status: Int, code: String, reason: String, discardsBodyBytes: Int = 0) {
+            self.status = status
+            self.code = code
+            self.reason = reason
+            self.discardsBodyBytes = discardsBodyBytes
+        }
     }
 
     public enum Event: Sendable, Equatable {
@@ -55,6 +73,10 @@ public struct ServerConnection: Sendable {
     public private(set) var state: State = .readingHead
     /// The head limits every request on this connection is read with.
     public let limits: RequestHeadLimits
+    /// The longest declared body read and dropped after a 413 for a length over the limit; a longer
+    /// one gets its 413 and the connection closes at once.
+    public let maxDiscardedBodyBytes: Int
+    private var discardRemaining = 0
     private var parser: RequestHeadParser
     private var closesAfterAnswer = false
     private var body: BodyReader = .none
@@ -68,8 +90,10 @@ public struct ServerConnection: Sendable {
     }
 
     /// A new connection, waiting for its first request head.
-    public init(limits: RequestHeadLimits = RequestHeadLimits()) {
+    /// - Parameter maxDiscardedBodyBytes: default 8 MiB.
+    public init(limits: RequestHeadLimits = RequestHeadLimits(), maxDiscardedBodyBytes: Int = 8 << 20) {
         self.limits = limits
+        self.maxDiscardedBodyBytes = maxDiscardedBodyBytes
         parser = RequestHeadParser(limits: limits)
     }
 
@@ -85,6 +109,14 @@ public struct ServerConnection: Sendable {
         case .awaitingAnswer: return .waitForAnswer
         case .readingHead: return readHead(buffer, bodyLimit: bodyLimit)
         case .readingBody: return readBody(buffer)
+        case .discardingBody:
+            let take = min(discardRemaining, buffer.count)
+            discardRemaining -= take
+            if discardRemaining == 0 {
+                state = .closed
+                return take > 0 ? .needMore(consumed: take) : .closed
+            }
+            return .needMore(consumed: take)
         }
     }
 
@@ -107,7 +139,12 @@ public struct ServerConnection: Sendable {
             case .contentLength(let length):
                 // Refused before a byte of the body is read, and before any 100 Continue.
                 if length > bodyLimit {
-                    return refuse(status: 413, code: "payload_too_large", reason: "content_length_over_limit")
+                    let discards = length <= maxDiscardedBodyBytes && !head.expectsContinue
+                    state = discards ? .discardingBody : .closed
+                    discardRemaining = discards ? length : 0
+                    return .refuse(Refusal(
+                        status: 413, code: "payload_too_large", reason: "content_length_over_limit",
+                        discardsBodyBytes: discards ? length : 0))
                 }
                 body = .length(remaining: length)
             case .chunked:

@@ -47,7 +47,8 @@ private func serve(_ input: String, step: Int = .max, bodyLimit: Int = 1024, clo
             if !keepAlive { return log }
         case .refuse(let refusal):
             log.append("refused \(refusal.status) \(refusal.code) \(refusal.reason)")
-            return log
+            if refusal.discardsBodyBytes == 0 { return log }
+            log.append("discarding \(refusal.discardsBodyBytes)")
         case .closed:
             log.append("closed")
             return log
@@ -90,6 +91,21 @@ final class ServerConnectionTests: XCTestCase {
                        ["head /", "refused 413 payload_too_large chunked_body_over_limit"])
         XCTAssertEqual(serve("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n0123456789", bodyLimit: 10),
                        ["head /", "request body=0123456789", "answered", "eof"])
+    }
+
+    func testADeclaredBodyOverTheLimitIsRefusedThenReadAndDroppedBeforeTheClose() {
+        // Refused from the head; the 5 declared bytes are then read and dropped (the pipelined
+        // request after them is never read), so the client's upload ends before the close.
+        XCTAssertEqual(serve("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhelloGET / HTTP/1.1\r\nHost: x\r\n\r\n", step: 3, bodyLimit: 4),
+                       ["refused 413 payload_too_large content_length_over_limit", "discarding 5", "closed"])
+        // Over the most that is drained, or a client waiting for 100 Continue: closed at once.
+        var connection = ServerConnection(maxDiscardedBodyBytes: 4)
+        let head = Array("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n".utf8)
+        XCTAssertEqual(head.withUnsafeBytes { connection.next($0, bodyLimit: { _ in 1 }) },
+                       .refuse(.init(status: 413, code: "payload_too_large", reason: "content_length_over_limit")))
+        XCTAssertEqual(connection.state, .closed)
+        XCTAssertEqual(serve("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n", bodyLimit: 4),
+                       ["refused 413 payload_too_large content_length_over_limit"])
     }
 
     func testExpectContinueIsAnsweredOnlyWhenABodyWillBeRead() {
