@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "AppAttest", dependencies: ["KeywardCrypto", "CBOR"]),
         .target(name: "PlayIntegrity", dependencies: ["KeywardCrypto"]),
         .target(name: "Sessions", dependencies: ["KeywardCrypto", "KeywardSupport"]),
-        .target(name: "ProviderRegistry", dependencies: ["TOMLDecoding", "HTTPFields"]),
+        .target(name: "ProviderRegistry", dependencies: ["TOMLDecoding", "HTTPFields", "KeywardSupport"]),
         // Exact sliding-window limits in constant time, decided in memory (docs/limits.md).
         .target(name: "Limits", dependencies: ["KeywardSupport"]),
 
@@ -68,7 +68,7 @@ let package = Package(
         .target(name: "DeviceSimulator", dependencies: ["KeywardCrypto", "CBOR", "COpenSSL", "CShims"]),
         .target(name: "KeywardDemo", dependencies: ["Keyward", "DeviceSimulator"]),
         .executableTarget(name: "KeywardDemoMain", dependencies: ["KeywardDemo", "CShims"]),
-        .executableTarget(name: "KeywardBench", dependencies: ["Keyward", "KeywardDemo", "Limits"]),
+        .executableTarget(name: "KeywardBench", dependencies: ["Keyward", "KeywardDemo", "Limits", "ProviderRegistry"]),
 
         // Deadline-bounded waits shared by the test targets.
         .target(name: "TestWaiting", path: "Tests/TestWaiting"),
@@ -82,7 +82,7 @@ let package = Package(
         .testTarget(name: "PlayIntegrityTests", dependencies: ["PlayIntegrity", "DeviceSimulator", "KeywardCrypto"]),
         .testTarget(name: "SessionsTests", dependencies: ["Sessions", "KeywardCrypto"]),
         .testTarget(name: "TOMLDecodingTests", dependencies: ["TOMLDecoding"]),
-        .testTarget(name: "ProviderRegistryTests", dependencies: ["ProviderRegistry", "HTTPFields", "TOMLDecoding"]),
+        .testTarget(name: "ProviderRegistryTests", dependencies: ["ProviderRegistry", "HTTPFields", "TOMLDecoding", "KeywardSupport"]),
         .testTarget(name: "LimitsTests", dependencies: ["Limits", "KeywardSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestWaiting"]),
         .testTarget(name: "HTTP1CodecTests", dependencies: ["HTTP1Codec"]),

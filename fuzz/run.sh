@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets and runs them; see fuzz/README.md.
 # usage: fuzz/run.sh [seconds-per-target (default 600)] [target ...]
-#   targets: cbor attestation proxypath session integrity http1
+#   targets: cbor attestation proxypath session integrity receipt http1
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET="${1:-600}"
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(cbor attestation proxypath session integrity http1)
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(cbor attestation proxypath session integrity receipt http1)
 OUT=.build/fuzz
 mkdir -p "$OUT"
 FLAGS=(-O -sanitize=fuzzer -parse-as-library -g)
@@ -21,6 +21,12 @@ swiftc "${FLAGS[@]}" -module-name AppAttest -emit-library -static -emit-module \
     Sources/AppAttest/AppAttestError.swift Sources/AppAttest/AppAttestEnvironment.swift \
     Sources/AppAttest/AuthenticatorData.swift Sources/AppAttest/AttestationObject.swift \
     Sources/AppAttest/AssertionObject.swift Sources/AppAttest/NonceExtension.swift
+# The receipt payload reader and the typed fields over it: no CBOR, no crypto.
+mkdir -p "$OUT/receipt"
+swiftc "${FLAGS[@]}" -module-name AppAttest -emit-library -static -emit-module \
+    -emit-module-path "$OUT/receipt/AppAttest.swiftmodule" -o "$OUT/libAppAttestReceipt.a" \
+    Sources/AppAttest/AppAttestError.swift Sources/AppAttest/ReceiptPayload.swift Sources/AppAttest/AppAttestReceipt.swift
+swiftc "${FLAGS[@]}" -I "$OUT/receipt" fuzz/FuzzReceiptPayload.swift "$OUT/libAppAttestReceipt.a" -o "$OUT/fuzz-receipt"
 swiftc "${FLAGS[@]}" -I "$OUT" fuzz/FuzzCBORDecoder.swift "$OUT/libCBOR.a" -o "$OUT/fuzz-cbor"
 swiftc "${FLAGS[@]}" -I "$OUT" fuzz/FuzzAttestationParser.swift "$OUT/libAppAttestParsing.a" "$OUT/libCBOR.a" \
     -o "$OUT/fuzz-attestation"
@@ -96,6 +102,34 @@ python3 - "$OUT/seeds-http1" <<'PY'
 import json, os, sys
 for index, case in enumerate(json.load(open("Tests/Fixtures/http1-heads/corpus.json"))):
     open(os.path.join(sys.argv[1], "%03d-%s" % (index, case["name"])), "wb").write(case["head"].encode("latin-1"))
+PY
+
+# Receipt payloads: the signed content of every real attestation's receipt (openssl cms extracts
+# it without judging the signer), so the fuzzer starts from Apple's exact encoding.
+mkdir -p "$OUT/seeds-receipt"
+python3 - "$OUT/seeds-receipt" <<'PY'
+import base64, glob, os, subprocess, sys
+def item(data, i):
+    # one CBOR data item's (major type, argument, end of header)
+    major, info = data[i] >> 5, data[i] & 31
+    i += 1
+    if info < 24: return major, info, i
+    size = {24: 1, 25: 2, 26: 4, 27: 8}[info]
+    return major, int.from_bytes(data[i:i + size], "big"), i + size
+def receipt(data):
+    # attStmt.receipt: the byte string after the text key "receipt"
+    key = b"\x67receipt"
+    i = data.index(key) + len(key)
+    major, arg, i = item(data, i)
+    return data[i:i + arg]
+out = sys.argv[1]
+for path in glob.glob("Tests/Fixtures/vectors/appattest/*/*attestation*.b64*"):
+    text = "".join(open(path).read().split()).replace("-", "+").replace("_", "/")
+    data = base64.b64decode(text + "=" * (-len(text) % 4))
+    content = subprocess.run(["openssl", "cms", "-verify", "-noverify", "-binary", "-inform", "DER"],
+                             input=receipt(data), capture_output=True, check=True).stdout
+    name = path.split("/")[-2] + "-" + os.path.basename(path) + ".payload"
+    open(os.path.join(out, name), "wb").write(content)
 PY
 
 # The other targets write their own seeds (valid paths and queries; a session token and an integrity

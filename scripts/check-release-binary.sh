@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 binary="${1:-$(swift build -c release --show-bin-path)/keyward}"
 forbidden_targets="DeviceSimulator KeywardDemo"
-forbidden_strings="TestTrustAnchor SimulatedAppleDevice FakeGooglePlayIntegrity AndroidClientFixture"
+forbidden_strings="TestTrustAnchor TestReceiptSigner SimulatedAppleDevice FakeGooglePlayIntegrity AndroidClientFixture"
 
 swift package describe --type json | python3 -c '
 import json, sys

@@ -32,6 +32,21 @@ public struct AppAttestError: Error, Sendable, Equatable, CustomStringConvertibl
         // Assertion steps 3 and 5.
         case signatureInvalid = "signature_invalid"
         case counterReplay = "counter_replay"
+        // Receipts (Apple, "Assessing fraud risk"): the envelope, its signer, its fields, and each
+        // field against the attestation or device it belongs to.
+        case receiptMalformed = "receipt_malformed"
+        case receiptSignatureInvalid = "receipt_signature_invalid"
+        case receiptSignerUnexpected = "receipt_signer_unexpected"
+        case receiptChainUntrusted = "receipt_chain_untrusted"
+        case receiptCertificateExpired = "receipt_certificate_expired"
+        case receiptCertificateNotYetValid = "receipt_certificate_not_yet_valid"
+        case receiptFieldsMalformed = "receipt_fields_malformed"
+        case receiptExpired = "receipt_expired"
+        case receiptTypeUnexpected = "receipt_type_unexpected"
+        case receiptAppIDMismatch = "receipt_app_id_mismatch"
+        case receiptKeyMismatch = "receipt_key_mismatch"
+        case receiptClientHashMismatch = "receipt_client_hash_mismatch"
+        case receiptEnvironmentMismatch = "receipt_environment_mismatch"
     }
 
     /// What failed.

@@ -13,3 +13,4 @@
 #include <openssl/params.h>
 #include <openssl/asn1.h>
 #include <openssl/objects.h>
+#include <openssl/cms.h>

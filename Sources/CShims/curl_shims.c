@@ -39,6 +39,12 @@ CURLcode kw_curl_easy_getinfo_private(CURL *handle, void **value) {
     return curl_easy_getinfo(handle, CURLINFO_PRIVATE, value);
 }
 
+int kw_curl_easy_getinfo_connects(CURL *handle) {
+    long count = 1;
+    if (curl_easy_getinfo(handle, CURLINFO_NUM_CONNECTS, &count) != CURLE_OK) return 1;
+    return (int) count;
+}
+
 CURLcode kw_curl_easy_getinfo_sent(CURL *handle, long *head_bytes, curl_off_t *body_bytes) {
     CURLcode code = curl_easy_getinfo(handle, CURLINFO_REQUEST_SIZE, head_bytes);
     if (code != CURLE_OK) return code;
@@ -92,6 +98,13 @@ int kw_epoll_unwatch(int epfd, int fd) {
     memset(&event, 0, sizeof event);
     if (epoll_ctl(epfd, EPOLL_CTL_DEL, fd, &event) == 0) return 0;
     return (errno == ENOENT || errno == EBADF) ? 0 : -1;
+}
+
+int kw_socket_has_pending_input(int fd) {
+    unsigned char byte;
+    ssize_t count = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (count >= 0) return 1;
+    return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -1;
 }
 
 int kw_socket_kill_idle(int fd) {

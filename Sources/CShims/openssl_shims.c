@@ -27,3 +27,9 @@ EVP_PKEY *keyward_ec_public_key_from_point(const char *group, const unsigned cha
     EVP_PKEY_CTX_free(ctx);
     return pkey;
 }
+
+void keyward_sk_X509_pop_free(STACK_OF(X509) *stack) { sk_X509_pop_free(stack, X509_free); }
+int keyward_sk_CMS_SignerInfo_num(STACK_OF(CMS_SignerInfo) *stack) { return sk_CMS_SignerInfo_num(stack); }
+CMS_SignerInfo *keyward_sk_CMS_SignerInfo_value(STACK_OF(CMS_SignerInfo) *stack, int index) {
+    return sk_CMS_SignerInfo_value(stack, index);
+}

@@ -12,3 +12,8 @@ public enum SimulatedAppEnvironment: String, Sendable, CaseIterable {
         }
     }
 }
+
+extension SimulatedAppEnvironment {
+    /// The environment as an App Attest receipt names it (field 7): `production` or `sandbox`.
+    public var receiptName: String { self == .production ? "production" : "sandbox" }
+}

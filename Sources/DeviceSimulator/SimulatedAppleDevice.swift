@@ -26,6 +26,8 @@ public final class SimulatedAppleDevice: @unchecked Sendable {
 
     let anchor: TestTrustAnchor
     let key: ECPrivateKey
+    /// When set, attestations carry a real `ATTEST` receipt signed by it; otherwise opaque stand-in bytes.
+    public let receiptSigner: TestReceiptSigner?
     private let lock = NSLock()
     private var currentCounter: UInt32 = 0
 
@@ -33,9 +35,12 @@ public final class SimulatedAppleDevice: @unchecked Sendable {
     ///   - anchor: the test anchor whose intermediate signs this device's certificate.
     ///   - teamID, bundleID: the App ID `teamID.bundleID`.
     ///   - environment: decides the AAGUID.
+    ///   - receiptSigner: signs the receipt each attestation carries; nil for opaque stand-in bytes.
     /// - Throws: `CryptoError` if key generation fails.
-    public init(anchor: TestTrustAnchor, teamID: String, bundleID: String, environment: SimulatedAppEnvironment) throws {
+    public init(anchor: TestTrustAnchor, teamID: String, bundleID: String, environment: SimulatedAppEnvironment,
+                receiptSigner: TestReceiptSigner? = nil) throws {
         self.anchor = anchor
+        self.receiptSigner = receiptSigner
         self.appID = "\(teamID).\(bundleID)"
         self.environment = environment
         key = try ECPrivateKey.generate(.p256)
@@ -74,12 +79,16 @@ public final class SimulatedAppleDevice: @unchecked Sendable {
             notBefore: validity.lowerBound, notAfter: validity.upperBound, extensions: extensions
         ).signed(by: issuer.certificate, issuerKey: issuer.key, digest: .sha256)
         let x5c = knobs.x5cOverride ?? ([leaf] + (knobs.certificatesAfterLeaf ?? [anchor.intermediate])).map(\.der)
+        let receipt = try receiptSigner.map {
+            try $0.attestReceipt(appID: knobs.appID ?? appID, credentialCertificate: leaf.der, clientHash: clientDataHash,
+                                 environment: environment.receiptName, createdAt: at, expiresAt: at + 90 * 86_400)
+        } ?? Self.receipt
 
         return CBOREncoder.encode(.map([
             CBORMapEntry(key: .text("fmt"), value: .text(knobs.format)),
             CBORMapEntry(key: .text("attStmt"), value: .map([
                 CBORMapEntry(key: .text("x5c"), value: .array(x5c.map { .bytes($0) })),
-                CBORMapEntry(key: .text("receipt"), value: .bytes(Self.receipt)),
+                CBORMapEntry(key: .text("receipt"), value: .bytes(receipt)),
             ])),
             CBORMapEntry(key: .text("authData"), value: .bytes(authData)),
         ]))

@@ -110,7 +110,7 @@ enum DevicesCommand {
             switch action {
             case "list":
                 let devices = try store.listDevices(attestedBefore: before)
-                print("id                                                                platform  env          registered            last seen             counter  proof                  revoked")
+                print("id                                                                platform  env          registered            last seen             counter  proof                  risk  revoked")
                 for device in devices { print(row(device)) }
                 print("\(devices.count) device\(devices.count == 1 ? "" : "s")")
             case "show":
@@ -246,7 +246,8 @@ enum DevicesCommand {
         func pad(_ text: String, _ width: Int) -> String { text.padding(toLength: max(width, text.count), withPad: " ", startingAt: 0) }
         return pad(device.id, 65) + " " + pad(device.platform, 9) + " " + pad(device.environment, 12) + " "
             + pad(CLIOutput.isoTime(device.createdAt), 21) + " " + pad(CLIOutput.isoTime(device.lastSeenAt), 21) + " "
-            + pad(String(device.counter), 8) + " " + pad(proof(device), 22) + " " + (device.revoked ? "yes" : "no")
+            + pad(String(device.counter), 8) + " " + pad(proof(device), 22) + " " + pad(device.riskMetric.map(String.init) ?? "-", 5) + " "
+            + (device.revoked ? "yes" : "no")
     }
 
     /// With `[apple.devicecheck]`: sets DeviceCheck bit 0 of each revoked device's phone (those
@@ -286,6 +287,15 @@ enum DevicesCommand {
         device.attested ? "verified" : "none: " + (device.unattestedReason ?? "-")
     }
 
+    /// Apple's risk metric from the device's latest refreshed receipt, when it was stored and when
+    /// the next refresh may ask; `none` before any.
+    static func riskMetric(_ device: DeviceRecord) -> String {
+        guard let metric = device.riskMetric else { return "none (no refreshed receipt stored)" }
+        var text = "\(metric) (receipt refreshed \(CLIOutput.isoTime(device.receiptRefreshedAt ?? 0))"
+        if let after = device.receiptRefreshAfter { text += ", next refresh after \(CLIOutput.isoTime(after))" }
+        return text + ")"
+    }
+
     static func details(_ device: DeviceRecord) -> String {
         """
         id           \(device.id)
@@ -296,6 +306,7 @@ enum DevicesCommand {
         counter      \(device.counter)
         public key   \(device.publicKey.isEmpty ? "-" : Hex.encode(device.publicKey))
         receipt      \(device.receipt.count) bytes
+        risk metric  \(riskMetric(device))
         app id       \(device.appID.isEmpty ? "-" : device.appID)
         devicecheck  \(device.deviceCheckToken.isEmpty ? "no token" : "token kept")\(device.flagged ? ", flagged (attested on a phone whose bit 0 was set)" : "")
         revoked      \(device.revoked ? "yes, at " + CLIOutput.isoTime(device.revokedAt ?? 0) : "no")

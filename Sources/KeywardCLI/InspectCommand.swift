@@ -31,6 +31,7 @@ enum InspectCommand {
                keyward inspect assertion --file F --team-id T --bundle-id B --public-key-pem P
                    [--challenge-b64 C | --client-data-b64 D | --client-data-hash-hex H]
                    --stored-counter N [--at UNIX] [--json]
+               keyward inspect receipt --help     (App Attest receipts and the risk metric)
                keyward inspect integrity --help   (Play Integrity verdicts)
         exit codes: 0 valid, 1 invalid, 2 usage error
 
@@ -44,6 +45,8 @@ enum InspectCommand {
     static func run(_ arguments: [String]) -> Int32 {
         // `inspect integrity` (Play Integrity) has its own flags and help.
         if arguments.first == "integrity" { return InspectIntegrityCommand.run(Array(arguments.dropFirst())) }
+        // `inspect receipt` (App Attest receipts) has its own flags and help.
+        if arguments.first == "receipt" { return InspectReceiptCommand.run(Array(arguments.dropFirst())) }
         if arguments.contains("--help") || arguments.contains("-h") {
             FileHandle.standardOutput.write(Data(usage.utf8))
             return 0
@@ -55,7 +58,7 @@ enum InspectCommand {
             case "assertion":
                 return try assertion(Array(arguments.dropFirst()))
             default:
-                throw CommandLineOptions.UsageError("expected `attestation`, `assertion` or `integrity`")
+                throw CommandLineOptions.UsageError("expected `attestation`, `assertion`, `receipt` or `integrity`")
             }
         } catch {
             FileHandle.standardError.write(Data("keyward inspect: \(error)\n\(usage)".utf8))
@@ -131,11 +134,11 @@ enum InspectCommand {
 
     // MARK: inputs
 
-    private static func noPositional(_ options: CommandLineOptions) throws {
+    static func noPositional(_ options: CommandLineOptions) throws {
         if let extra = options.positional.first { throw CommandLineOptions.UsageError("unexpected argument '\(extra)'") }
     }
 
-    private static func readFile(_ path: String) throws -> String {
+    static func readFile(_ path: String) throws -> String {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw CommandLineOptions.UsageError("cannot read --file \(path)")
         }
@@ -143,7 +146,7 @@ enum InspectCommand {
     }
 
     /// The file's base64 or base64url text as bytes, whitespace ignored; nil if it is neither.
-    private static func decodeBase64File(_ text: String) -> [UInt8]? {
+    static func decodeBase64File(_ text: String) -> [UInt8]? {
         let compact = String(text.unicodeScalars.filter { !CharacterSet.whitespacesAndNewlines.contains($0) })
         guard !compact.isEmpty else { return nil }
         return Base64.decode(compact)
@@ -163,7 +166,7 @@ enum InspectCommand {
         return SHA256.hash(bytes)
     }
 
-    private static func verificationTime(_ options: CommandLineOptions) throws -> Int64 {
+    static func verificationTime(_ options: CommandLineOptions) throws -> Int64 {
         guard let text = options.value("at") else { return Int64(Date().timeIntervalSince1970) }
         guard let time = Int64(text) else { throw CommandLineOptions.UsageError("--at must be unix seconds") }
         return time
@@ -186,7 +189,7 @@ enum InspectCommand {
     // MARK: output
 
     /// Prints the report and returns the exit code (0 valid, 1 invalid).
-    private static func emit(_ report: VerificationReport, details: [String: String], json: Bool) -> Int32 {
+    static func emit(_ report: VerificationReport, details: [String: String], json: Bool) -> Int32 {
         let output = json ? jsonText(report, details: details) : plainText(report, details: details)
         FileHandle.standardOutput.write(Data(output.utf8))
         return report.isValid ? 0 : 1

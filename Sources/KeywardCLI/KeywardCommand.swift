@@ -21,7 +21,7 @@ public enum KeywardCommand {
         ("keys", Subcommand(summary: "generate or rotate the session signing key", run: KeysCommand.run)),
         ("sessions", Subcommand(summary: "mint a session for smoke and load tests", run: SessionsCommand.run)),
         ("demo", Subcommand(summary: "run the whole story on 127.0.0.1 with a simulated iPhone and a fake provider", run: DemoForwardCommand.run)),
-        ("inspect", Subcommand(summary: "check an App Attest attestation or assertion step by step", run: InspectCommand.run)),
+        ("inspect", Subcommand(summary: "check an App Attest attestation, assertion or receipt step by step", run: InspectCommand.run)),
     ]
 
     /// Keyward's version, printed by `keyward --version`.

@@ -23,6 +23,10 @@ public enum KeywardErrorCode: Sendable, Hashable {
     /// verified proof (the server's gate in `monitor` or `off`). Another attempt of the same
     /// attestation will not change that: hide the feature or ask the user to update the app.
     case attestationRequired
+    /// 403: the call's JSON body asks for what the provider's allow rule does not admit (a model
+    /// not listed, more output tokens than its cap, a stream it forbids or requires, more than
+    /// its choices). The same body is refused again: change the request, do not retry it.
+    case bodyRuleRefused
     /// 404: unknown route or provider.
     case notFound
     /// 405: wrong method on a JSON endpoint.
@@ -62,6 +66,7 @@ public enum KeywardErrorCode: Sendable, Hashable {
         case "app_key_invalid": self = .appKeyInvalid
         case "forbidden": self = .forbidden
         case "attestation_required": self = .attestationRequired
+        case "body_rule_refused": self = .bodyRuleRefused
         case "not_found": self = .notFound
         case "method_not_allowed": self = .methodNotAllowed
         case "payload_too_large": self = .payloadTooLarge

@@ -50,6 +50,7 @@ public final class LocalDeployment: Sendable {
     ///   - shards: the public listener's event loops, as `serve` runs them (see `Shard`), at least 1.
     ///   - sessionKeys: reads the session key set, at start and on each `server.reload()` (as
     ///     `serve` reads its key files on SIGHUP); nil: one generated key, never reloaded.
+    ///   - receiptRoot: the App Attest receipts' anchor (a `TestReceiptSigner`'s root); nil: Apple Root CA - G3.
     ///   - anchor: the test App Attest anchor to trust; nil: a new one. Two deployments given one
     ///     anchor accept each other's simulated devices (several instances of one service).
     ///   - deviceCheck: Apple's DeviceCheck client (a fake Apple's in tests); nil: DeviceCheck off.
@@ -69,6 +70,7 @@ public final class LocalDeployment: Sendable {
         sessionKeys readKeys: (@Sendable () throws -> SessionKeySet)? = nil,
         anchor sharedAnchor: TestTrustAnchor? = nil,
         deviceCheck: DeviceCheckClient? = nil,
+        receiptRoot: X509Certificate? = nil,
         android: ((UpstreamClient) throws -> AndroidHandshake)? = nil
     ) throws {
         directory = FileManager.default.temporaryDirectory.path + "/keyward-" + Hex.encode(SecureRandom.bytes(6))
@@ -121,7 +123,8 @@ public final class LocalDeployment: Sendable {
         let service = try KeywardService(
             settings: serviceSettings, store: store, sessionKeys: keys, providers: table, upstream: upstream, time: time,
             logger: Logger(sink: logSink, time: time), metrics: Metrics(), android: try android?(upstream), asyncStore: asyncStore,
-            deviceCheck: deviceCheck, appleRoot: trustAppleRoot ? AppleAppAttestationRoot.certificate : anchor.root)
+            deviceCheck: deviceCheck, appleRoot: trustAppleRoot ? AppleAppAttestationRoot.certificate : anchor.root,
+            receiptRoot: receiptRoot ?? AppleRootCAG3.certificate)
         server = KeywardServer(
             service: service,
             publicListener: HTTPServerConfiguration(host: "127.0.0.1", port: 0),

@@ -106,6 +106,23 @@ public protocol Store: Sendable {
         hash: [UInt8], successorHash: [UInt8], nonce: [UInt8], now: Int64, retryWindowSeconds: Int64
     ) throws(StoreError) -> CredentialExchange
 
+    /// Stores a device's refreshed App Attest receipt and its risk metric (Apple, "Assessing fraud
+    /// risk"), verified by the caller, and when the refresh task may ask again. Only an iOS device
+    /// that is not revoked is updated.
+    /// - Parameters: riskMetric ≥ 0; refreshedAt / refreshAfter: unix seconds.
+    /// - Returns: whether the device was updated.
+    /// - Throws: `.invalidInput` (`risk_metric`) for a negative metric or an empty receipt.
+    func storeRefreshedReceipt(deviceID: String, receipt: [UInt8], riskMetric: Int, refreshedAt: Int64, refreshAfter: Int64)
+        throws(StoreError) -> Bool
+
+    /// Moves a device's next refresh to `until` (unix seconds) without changing its receipt: Apple
+    /// answered "too soon", had no data, or was unreachable. Returns whether the device exists.
+    func postponeReceiptRefresh(deviceID: String, until: Int64) throws(StoreError) -> Bool
+
+    /// Up to `limit` iOS devices, attested, not revoked, with a receipt, whose next refresh is due at
+    /// `now` (never asked first, then oldest due first).
+    func devicesDueForReceiptRefresh(now: Int64, limit: Int) throws(StoreError) -> [DeviceRecord]
+
     /// Devices ordered by creation time then id; with `attestedBefore` only those created strictly
     /// before that unix time (for `keyward devices`, e.g. to find devices attested before an incident).
     func listDevices(attestedBefore: Int64?) throws(StoreError) -> [DeviceRecord]

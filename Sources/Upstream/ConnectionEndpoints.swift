@@ -6,7 +6,7 @@ import CShims
 /// socket a transfer uses: libcurl reports them for each request to the pre-request callback
 /// (CURLOPT_PREREQFUNCTION, new and reused connections alike), and `init?(socket:)` reads them
 /// back from a socket (getpeername, getsockname).
-struct ConnectionEndpoints: Equatable {
+struct ConnectionEndpoints: Hashable {
     var peerAddress: String
     var peerPort: Int
     var localAddress: String

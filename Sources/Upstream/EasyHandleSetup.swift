@@ -106,9 +106,14 @@ enum EasyHandleSetup {
         })
         try check(kw_curl_easy_set_prereq_function(easy) { userdata, primaryAddress, localAddress, primaryPort, localPort in
             guard let userdata else { return CURL_PREREQFUNC_OK }
-            TransferState.from(userdata).connectionReady(ConnectionEndpoints(
+            let state = TransferState.from(userdata)
+            // CURLINFO_NUM_CONNECTS counts the connections this transfer opened: 0 = a kept one.
+            var opened: Int32 = 1
+            if let easy = state.easy { opened = kw_curl_easy_getinfo_connects(easy) }
+            state.connectionReady(ConnectionEndpoints(
                 peerAddress: primaryAddress.map { String(cString: $0) } ?? "", peerPort: Int(primaryPort),
-                localAddress: localAddress.map { String(cString: $0) } ?? "", localPort: Int(localPort)))
+                localAddress: localAddress.map { String(cString: $0) } ?? "", localPort: Int(localPort)),
+                reused: opened == 0)
             return CURL_PREREQFUNC_OK
         })
     }

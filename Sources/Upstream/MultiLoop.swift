@@ -52,6 +52,10 @@ final class MultiLoop: @unchecked Sendable {
     /// For each parked socket, the transfer that was using it when libcurl stopped watching it.
     /// Loop thread only.
     private var parkedBy: [curl_socket_t: ObjectIdentifier] = [:]
+    /// Parked sockets by the endpoints their last request went out on, and back, so a transfer's
+    /// pre-request callback can find the kept connection libcurl hands it. Loop thread only.
+    private var parkedByEndpoints: [ConnectionEndpoints: curl_socket_t] = [:]
+    private var parkedEndpoints: [curl_socket_t: ConnectionEndpoints] = [:]
     private let inbox = Locked(Inbox())
     /// `pthread_self()` of the loop thread, to refuse blocking calls made on it.
     private let loopThreadID = Atomic<UInt>(0)
@@ -189,23 +193,27 @@ final class MultiLoop: @unchecked Sendable {
             if let source = batch.attachment, kw_epoll_watch(epollFD, source.descriptor, 1, 0) == 0 {
                 attached = source
             }
+            // Parked sockets that spoke are dealt with before any transfer can be given a kept
+            // connection this turn (new starts, libcurl's timer inside another socket's action).
+            for index in 0..<max(0, ready) where parked.contains(readyFDs[index]) {
+                let socket = readyFDs[index]
+                unpark(socket)
+                _ = kw_epoll_unwatch(epollFD, socket)
+                // A paused transfer's socket is parked too (libcurl stops watching it): that one
+                // is in use and its bytes are the transfer's. Otherwise an idle cached connection
+                // spoke or closed: bytes it sent unasked (a late body, a second response) would
+                // pass libcurl 7.88's liveness check and be read as the next request's answer,
+                // for another client. Kill the connection outright.
+                let owner = parkedBy.removeValue(forKey: socket)
+                if owner.map({ active[$0] == nil }) ?? true, !isInUse(socket) { _ = kw_socket_kill_idle(socket) }
+                readyFDs[index] = wakeFD  // handled: the pass below skips it
+            }
             apply(batch)
             var sourceReady = false
             for index in 0..<max(0, ready) where readyFDs[index] != wakeFD {
                 let socket = readyFDs[index]
                 if socket == attached?.descriptor {
                     sourceReady = true
-                    continue
-                }
-                if parked.remove(socket) != nil {
-                    _ = kw_epoll_unwatch(epollFD, socket)
-                    // A paused transfer's socket is parked too (libcurl stops watching it): that one
-                    // is in use and its bytes are the transfer's. Otherwise an idle cached connection
-                    // spoke or closed: bytes it sent unasked (a late body, a second response) would
-                    // pass libcurl 7.88's liveness check and be read as the next request's answer,
-                    // for another client. Kill the connection outright.
-                    let owner = parkedBy.removeValue(forKey: socket)
-                    if owner.map({ active[$0] == nil }) ?? true, !isInUse(socket) { _ = kw_socket_kill_idle(socket) }
                     continue
                 }
                 insideLibcurl = true
@@ -251,7 +259,12 @@ final class MultiLoop: @unchecked Sendable {
                 // The transfer that let go of the socket: still running if it only paused.
                 var context: UnsafeMutableRawPointer?
                 if let easy, kw_curl_easy_getinfo_private(easy, &context) == CURLE_OK, let context {
-                    parkedBy[socket] = ObjectIdentifier(TransferState.from(context))
+                    let state = TransferState.from(context)
+                    parkedBy[socket] = ObjectIdentifier(state)
+                    if let endpoints = state.connection {
+                        parkedByEndpoints[endpoints] = socket
+                        parkedEndpoints[socket] = endpoints
+                    }
                 } else {
                     parkedBy[socket] = nil
                 }
@@ -259,13 +272,38 @@ final class MultiLoop: @unchecked Sendable {
             return
         }
         let interest = what & CURL_POLL_INOUT
-        let wasParked = parked.remove(socket) != nil
-        if wasParked { parkedBy[socket] = nil }
+        let wasParked = parked.contains(socket)
+        if wasParked {
+            unpark(socket)
+            parkedBy[socket] = nil
+        }
         let known = watched[socket]
         if !wasParked && known == interest { return }
         if kw_epoll_watch(epollFD, socket, interest, (wasParked || known != nil) ? 1 : 0) == 0 {
             watched[socket] = interest
         }
+    }
+
+    /// Takes `socket` out of the parked set and its endpoint maps.
+    private func unpark(_ socket: curl_socket_t) {
+        parked.remove(socket)
+        if let endpoints = parkedEndpoints.removeValue(forKey: socket), parkedByEndpoints[endpoints] == socket {
+            parkedByEndpoints[endpoints] = nil
+        }
+    }
+
+    /// Called from a transfer's pre-request callback when libcurl hands it a kept connection:
+    /// if the server sent anything since the connection was parked (bytes unasked, or end of
+    /// file) that this turn has not yet seen, the connection is killed before the request goes
+    /// out, so those bytes can never be read as this request's answer, for another client.
+    /// libcurl's own check lets data through (it takes only end of file as dead). One
+    /// non-blocking peek per request on a kept connection.
+    func vetKeptConnection(_ endpoints: ConnectionEndpoints) {
+        guard let socket = parkedByEndpoints[endpoints], kw_socket_has_pending_input(socket) == 1 else { return }
+        unpark(socket)
+        parkedBy[socket] = nil
+        _ = kw_epoll_unwatch(epollFD, socket)
+        _ = kw_socket_kill_idle(socket)
     }
 
     /// Whether an active transfer's request went out on `socket`'s connection. The socket callback
@@ -295,6 +333,7 @@ final class MultiLoop: @unchecked Sendable {
                 complete(state, .cancelled)
             } else if let easy = state.easy, curl_multi_add_handle(multi, easy) == CURLM_OK {
                 state.started(now: now)
+                state.loop = self
                 active[ObjectIdentifier(state)] = state
             } else {
                 complete(state, .protocolError("curl_multi_add_handle failed"))

@@ -48,6 +48,9 @@ final class TransferState: @unchecked Sendable {
 
     /// The multi thread's clock, read by the callbacks.
     private let clock: LoopClock
+    /// The loop running this transfer, set when its handle joins the multi; asked to vet a kept
+    /// connection before the request goes out on it. Multi thread only.
+    weak var loop: MultiLoop?
 
     init(handler: any UpstreamResponseHandler, connectTimeoutMs: Int, idleTimeoutMs: Int, clock: LoopClock) {
         self.handler = handler
@@ -72,7 +75,13 @@ final class TransferState: @unchecked Sendable {
 
     /// CURLOPT_PREREQFUNCTION: a connection (new or reused) is ready, with these endpoints; the idle
     /// window starts.
-    func connectionReady(_ endpoints: ConnectionEndpoints) {
+    ///
+    /// A connection libcurl took from its cache (`reused`) is vetted first: if its server spoke
+    /// unasked since the last answer, the loop kills it here, the send fails, and libcurl retries
+    /// the request once on a new connection (a reused connection that breaks before any answer
+    /// byte is retried, libcurl's `Curl_retry_request`).
+    func connectionReady(_ endpoints: ConnectionEndpoints, reused: Bool) {
+        if reused { loop?.vetKeptConnection(endpoints) }
         isConnected = true
         connection = endpoints
         lastActivityMs = clock.nowMs

@@ -193,6 +193,8 @@ final class CommandLineTests: XCTestCase {
             (keyward(""), good.replacingOccurrences(of: "Bearer {key}", with: "Bearer {key}\\r\\nX-Evil: 1"), ["P_KEY": "k"], "providers.toml:4"),
             (keyward("[sessions]\nttl_seconds = 5\n"), good, ["P_KEY": "k"], "keyward.toml:3"),
             (keyward("[sesions]\nttl_seconds = 60\n"), good, ["P_KEY": "k"], "keyward.toml:2"),
+            (keyward("[apple]\nteam_id = \"ABCDE12345\"\nbundle_ids = [\"com.example.app\"]\nenvironment = \"production\"\n[apple.risk]\nmax_metric = 0\n"),
+             good, ["P_KEY": "k"], "keyward.toml:7"),
         ]
         for (index, (keywardText, providersText, secrets, expected)) in cases.enumerated() {
             let config = try folder.write("keyward.toml", keywardText)

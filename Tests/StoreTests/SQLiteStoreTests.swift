@@ -20,6 +20,8 @@ final class SQLiteStoreTests: XCTestCase {
     func testTwoInstancesShareOneExactAppBudget() throws { try CreditsConformance.twoInstancesShareOneExactAppBudget(harness()) }
     func testTierIsStoredWithTheDevice() throws { try CreditsConformance.tierIsStoredWithTheDevice(harness()) }
     func testUnattestedDevicesRoundTripAndAreValidated() throws { try GateConformance.unattestedDevicesRoundTripAndAreValidated(harness()) }
+    func testRefreshedReceiptIsStoredForALiveIOSDeviceOnly() throws { try ReceiptRiskConformance.refreshedReceiptIsStoredForALiveIOSDeviceOnly(harness()) }
+    func testDueDevicesAreListedNeverAskedFirstThenOldest() throws { try ReceiptRiskConformance.dueDevicesAreListedNeverAskedFirstThenOldest(harness()) }
     func testPromotionAndDemotionMoveOnlyTheDefaultTiers() throws { try GateConformance.promotionAndDemotionMoveOnlyTheDefaultTiers(harness()) }
     func testRevokeUnattestedRevokesExactlyThemAndTheirCredentials() throws { try GateConformance.revokeUnattestedRevokesExactlyThemAndTheirCredentials(harness()) }
     func testIdempotentCallsAreChargedOnceAndGivenBackWithTheirLastHolder() throws {

@@ -22,6 +22,9 @@ CURLcode kw_curl_easy_set_prereq_function(CURL *handle, curl_prereq_callback cal
 
 /// `curl_easy_getinfo` for CURLINFO_PRIVATE (the pointer set through CURLOPT_PRIVATE).
 CURLcode kw_curl_easy_getinfo_private(CURL *handle, void **value);
+/// CURLINFO_NUM_CONNECTS: how many new connections the transfer made so far (0 before the request
+/// of a transfer on a kept connection); 1 when libcurl cannot tell.
+int kw_curl_easy_getinfo_connects(CURL *handle);
 
 /// What of the request libcurl handed to the socket: the request head's bytes (CURLINFO_REQUEST_SIZE)
 /// and the body's (CURLINFO_SIZE_UPLOAD_T).
@@ -71,6 +74,10 @@ int kw_epoll_unwatch(int epfd, int fd);
 /// which libcurl 7.88 counts as alive, and the request then fails to send. Returns 0, or -1
 /// (errno set).
 int kw_socket_kill_idle(int fd);
+/// Whether the connected socket `fd` has something to read right now without waiting: a byte
+/// (peeked, not taken) or end of file. For a kept connection about to carry a new request that
+/// means the server spoke unasked or closed. Returns 1 or 0; -1 on another error (errno set).
+int kw_socket_has_pending_input(int fd);
 /// The two ends of the connected TCP socket `fd` as libcurl reports a connection to the
 /// pre-request callback: numeric addresses (`inet_ntop`, at most 45 bytes plus NUL, into buffers of
 /// `KW_ADDRESS_TEXT_SIZE`) and ports. Returns 0, or -1 when the socket has no peer (not connected,

@@ -23,3 +23,13 @@ unsigned long keyward_XN_FLAG_RFC2253(void);
 /// EVP_PKEY_fromdata (OSSL_PARAM arrays hold pointers to their key names, which must outlive
 /// the call: simplest built in C). The point is checked to lie on the curve. NULL on failure.
 EVP_PKEY *keyward_ec_public_key_from_point(const char *group, const unsigned char *point, size_t length);
+
+#include <openssl/cms.h>
+
+/// sk_X509_pop_free(stack, X509_free): frees a stack CMS_get1_certs(3) returned and the
+/// references it holds.
+void keyward_sk_X509_pop_free(STACK_OF(X509) *stack);
+/// sk_CMS_SignerInfo_num(): number of signers of a SignedData, -1 for NULL.
+int keyward_sk_CMS_SignerInfo_num(STACK_OF(CMS_SignerInfo) *stack);
+/// sk_CMS_SignerInfo_value(): borrowed signer at `index`, NULL when out of range.
+CMS_SignerInfo *keyward_sk_CMS_SignerInfo_value(STACK_OF(CMS_SignerInfo) *stack, int index);

@@ -20,6 +20,9 @@ public enum APIErrorCode: String, Sendable, CaseIterable {
     /// The provider has `require_attested = true` and the session's device was admitted without a
     /// verified proof (the gate in `monitor` or `off` mode): the app attests again for real.
     case attestationRequired = "attestation_required"
+    /// The call's JSON body breaks its allow rule's `json` table (a model not listed, an output
+    /// cap above the rule's, a stream the rule forbids, more choices than allowed).
+    case bodyRuleRefused = "body_rule_refused"
     case notFound = "not_found"
     case methodNotAllowed = "method_not_allowed"
     case payloadTooLarge = "payload_too_large"
@@ -37,7 +40,7 @@ public enum APIErrorCode: String, Sendable, CaseIterable {
         switch self {
         case .badRequest, .challengeInvalid: 400
         case .attestationInvalid, .keyUnknown, .credentialInvalid, .appKeyInvalid, .sessionInvalid: 401
-        case .forbidden, .attestationRequired: 403
+        case .forbidden, .attestationRequired, .bodyRuleRefused: 403
         case .notFound: 404
         case .methodNotAllowed: 405
         case .payloadTooLarge: 413

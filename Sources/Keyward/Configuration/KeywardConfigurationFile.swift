@@ -118,11 +118,32 @@ struct KeywardConfigurationFile: Decodable {
         var bundleIDs: [String]?
         var environment: String?
         var devicecheck: DeviceCheck?
+        var risk: Risk?
         enum CodingKeys: String, CodingKey, CaseIterable {
             case teamID = "team_id"
             case bundleIDs = "bundle_ids"
             case environment
             case devicecheck
+            case risk
+        }
+    }
+
+    struct Risk: Decodable {
+        var maxMetric: Int?
+        var onExceeded: String?
+        var tier: String?
+        var baseURL: String?
+        var timeoutMs: Int?
+        var minRefreshSeconds: Int?
+        var refreshEverySeconds: Int?
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case maxMetric = "max_metric"
+            case onExceeded = "on_exceeded"
+            case tier
+            case baseURL = "base_url"
+            case timeoutMs = "timeout_ms"
+            case minRefreshSeconds = "min_refresh_seconds"
+            case refreshEverySeconds = "refresh_every_seconds"
         }
     }
 

@@ -204,7 +204,7 @@ struct KeywardConfigurationValidator {
         let bundleIDs = apple.bundleIDs ?? []
         let environmentText = apple.environment ?? ""
         let present = [!teamID.isEmpty, !bundleIDs.isEmpty, !environmentText.isEmpty]
-        guard present.contains(true) || apple.devicecheck != nil else { return nil }
+        guard present.contains(true) || apple.devicecheck != nil || apple.risk != nil else { return nil }
         let errorCount = errors.count
         if !present.allSatisfy({ $0 }) {
             let hint = "iOS is half-configured: set team_id, bundle_ids and environment, or none of them to turn iOS off"
@@ -229,10 +229,64 @@ struct KeywardConfigurationValidator {
             if environment == nil { fail("must be \"production\" or \"development\"", "apple", "environment") }
         }
         let deviceCheck = apple.devicecheck.flatMap { self.deviceCheck(from: $0, definedTiers: definedTiers) }
+        let risk = apple.risk.flatMap {
+            self.risk(from: $0, environment: environment, hasDeviceCheck: apple.devicecheck != nil, definedTiers: definedTiers)
+        }
         guard errors.count == errorCount, let environment else { return nil }
         var settings = AppleSettings(teamID: teamID, bundleIDs: bundleIDs, environment: environment)
         settings.deviceCheck = deviceCheck
+        settings.risk = risk
         return settings
+    }
+
+    /// `[apple.risk]`, or nil when invalid (errors recorded).
+    private mutating func risk(
+        from file: KeywardConfigurationFile.Risk, environment: AppAttestEnvironment?, hasDeviceCheck: Bool,
+        definedTiers: [String: KeywardConfigurationFile.Tier]
+    ) -> RiskSettings? {
+        let errorCount = errors.count
+        if !hasDeviceCheck {
+            fail("needs [apple.devicecheck] key_id: the DeviceCheck key (secret KEYWARD_DEVICECHECK_KEY) signs the receipt requests", "apple", "risk")
+        }
+        var maxMetric = 0
+        if let value = file.maxMetric {
+            maxMetric = checkRange(value, 1...AppAttestReceipt.maxRiskMetric, unit: "", "apple", "risk", "max_metric") ?? 0
+        } else {
+            fail("missing: the highest risk metric that passes (Apple's count of attested keys on one phone in 30 days)", "apple", "risk", "max_metric")
+        }
+        var onExceeded = RiskSettings.OnExceeded.refuse
+        switch file.onExceeded {
+        case nil, "refuse":
+            if file.tier != nil { fail("only applies with on_exceeded = \"tier\"", "apple", "risk", "tier") }
+        case "tier":
+            if let tier = file.tier {
+                if tier != DeviceRecord.defaultTier && definedTiers[tier] == nil {
+                    fail("must name a tier defined under [tiers] (or \"\(DeviceRecord.defaultTier)\")", "apple", "risk", "tier")
+                }
+                onExceeded = .tier(tier)
+            } else {
+                fail("missing: the tier a device above max_metric is moved to (on_exceeded = \"tier\")", "apple", "risk", "tier")
+            }
+        default:
+            fail("must be \"refuse\" (403 at the next handshake) or \"tier\" (move the device to `tier`)", "apple", "risk", "on_exceeded")
+        }
+        var baseURL = environment == .development ? ReceiptRefreshClient.developmentURL : ReceiptRefreshClient.productionURL
+        if let text = file.baseURL {
+            do {
+                let origin = try UpstreamOrigin.parse(text)
+                if origin.scheme == "https" || origin.isLoopback { baseURL = origin.baseURL } else {
+                    fail("must be an https URL (plain http is allowed only to loopback)", "apple", "risk", "base_url")
+                }
+            } catch {
+                fail(error.message, "apple", "risk", "base_url")
+            }
+        }
+        let timeout = checkRange(file.timeoutMs, Self.deviceCheckTimeoutRange, unit: " ms", "apple", "risk", "timeout_ms") ?? 1_500
+        let minRefresh = checkRange(file.minRefreshSeconds, 3_600...2_592_000, unit: " s", "apple", "risk", "min_refresh_seconds") ?? 86_400
+        let every = checkRange(file.refreshEverySeconds, 10...86_400, unit: " s", "apple", "risk", "refresh_every_seconds") ?? 600
+        guard errors.count == errorCount else { return nil }
+        return RiskSettings(maxMetric: maxMetric, onExceeded: onExceeded, baseURL: baseURL, timeoutMs: timeout,
+                            minRefreshSeconds: minRefresh, refreshEverySeconds: every)
     }
 
     /// `[apple.devicecheck]`, or nil when invalid (errors recorded).

@@ -12,6 +12,8 @@ public struct AppleSettings: Sendable, Equatable {
     public var environment: AppAttestEnvironment
     /// Apple's DeviceCheck two bits per phone (`[apple.devicecheck]`), nil when off (the check then abstains).
     public var deviceCheck: DeviceCheckSettings?
+    /// Apple's fraud risk metric (`[apple.risk]`), nil when off (no refresh, no action).
+    public var risk: RiskSettings?
 
     public init(teamID: String, bundleIDs: [String], environment: AppAttestEnvironment, deviceCheck: DeviceCheckSettings? = nil) {
         self.teamID = teamID

@@ -16,6 +16,9 @@ struct IOSAttestHandshake: Handshake {
     /// DeviceCheck's look-up of the phone's bit 0; nil when DeviceCheck is off (it abstains).
     let deviceCheck: DeviceCheckGate?
     let gate: ProofGate
+    /// `[apple.risk]`: a key attested again on a device whose stored risk metric is above the
+    /// limit is refused or moved to its tier; nil when off (it abstains).
+    var risk: RiskPolicy? = nil
 
     /// Largest base64 attestation accepted, characters (real ones are about 5–6 KiB).
     static let maxAttestationText = 32 * 1024
@@ -124,6 +127,7 @@ struct IOSAttestHandshake: Handshake {
             guard constantTimeEquals(existing.publicKey, attested.publicKey) else {
                 throw APIError(.attestationInvalid, reason: "device_key_conflict")
             }
+            try risk?.apply(existing, record: record)
         }
         return (parsed.deviceID, .ios)
     }
@@ -135,6 +139,9 @@ struct IOSAttestHandshake: Handshake {
 struct IOSAssertHandshake: Handshake {
     let assertions: DeviceAssertions
     let gate: ProofGate
+    /// `[apple.risk]`: a device whose stored risk metric is above the limit is refused or moved to
+    /// its tier before its session is granted; nil when off (it abstains).
+    var risk: RiskPolicy? = nil
 
     struct Parsed {
         let deviceID: String
@@ -187,6 +194,7 @@ struct IOSAssertHandshake: Handshake {
     func register(_ verified: Verified, record: RequestRecord) throws(APIError) -> (deviceID: String, platform: SessionPlatform) {
         let device = verified.device
         let now = assertions.time.nowSeconds()
+        try risk?.apply(device, record: record)
         if let reason = verified.admittedReason {
             try UnattestedDevices.recordAdmitted(device, reason: reason, store: assertions.store, now: now, record: record)
         } else if !device.attested {

@@ -15,7 +15,9 @@ public final class Metrics: Sendable {
         ("keyward_store_errors_total", "Store operations that failed, by operation."),
         ("keyward_upstream_errors_total", "Upstream transfers that failed, by provider and reason."),
         ("keyward_credits_spent_total", "Credits charged to the daily budgets, by provider and tier."),
-        ("keyward_credits_released_total", "Credits given back for calls the provider never answered usefully, by provider and tier."),
+        ("keyward_credits_released_total", "Credits given back for calls the provider never answered usefully, and the unused part of metered calls' holds, by provider and tier."),
+        ("keyward_metered_calls_total", "Calls of metered allow rules at their end, by provider and outcome (settled: charged the reported usage; no_usage: no usage seen, the hold kept; over_hold: the usage was above the hold, the hold kept; released: given back whole)."),
+        ("keyward_metered_tokens_total", "Tokens reported by providers of metered calls that settled, by provider and kind (input, output)."),
         ("keyward_budget_warnings_total", "Daily warnings that the app's credits crossed warn_at_percent of its ceiling."),
         ("keyward_app_key_requests_total", "Handshake route requests by publishable app key name and outcome (ok, rate_limited; app=\"-\" invalid)."),
         ("keyward_devicecheck_total", "DeviceCheck look-ups at attest time and bit-0 updates, by outcome (unreachable = failed open)."),
@@ -23,8 +25,12 @@ public final class Metrics: Sendable {
         ("keyward_install_credential_refreshes_total", "Android install credentials presented at /v1/refresh, by outcome (rotated, retried or reason slug)."),
         ("keyward_config_reloads_total", "SIGHUP reloads, by outcome (ok or refused)."),
         ("keyward_admin_requests_total", "Admin API requests (/admin/), by route template and status."),
+        ("keyward_receipt_refreshes_total", "App Attest receipt exchanges at Apple's receipt endpoint, by outcome (refreshed, not_modified, no_data, failed = failed open, refused, store_error)."),
         ("keyward_gate_would_block_total", "Handshakes the gate admitted that [gate] mode = \"enforce\" would have refused, by route and reason slug."),
     ]
+
+    /// Upper bounds of the risk metric buckets (Apple's count of attested keys on one phone in 30 days).
+    static let riskMetricBuckets: [Int] = [1, 2, 3, 5, 10, 20, 50, 100]
 
     /// Upper bounds of the upstream latency buckets, in seconds (time to response headers).
     static let latencyBuckets: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
@@ -43,6 +49,9 @@ public final class Metrics: Sendable {
         /// Histogram buckets and sums, keyed by provider name.
         var latencyCounts: [String: [Int64]] = [:]
         var latencySums: [String: Double] = [:]
+        /// The risk metric histogram: one count per bucket, plus `+Inf`, and the sum.
+        var riskCounts = [Int64](repeating: 0, count: Metrics.riskMetricBuckets.count + 1)
+        var riskSum: Int64 = 0
     }
 
     private let state = Mutex(State())
@@ -77,6 +86,18 @@ public final class Metrics: Sendable {
 
     /// Sets the `keyward_app_credits_used` gauge: the app's credits used today as the last spend saw them.
     public func setAppCreditsUsed(_ used: Int) { appCreditsUsed.store(used, ordering: .relaxed) }
+
+    /// Lowers `keyward_app_credits_used` by `credits` given back, without reading the store: the
+    /// next spend sets it from the store's own count again.
+    public func lowerAppCreditsUsed(by credits: Int) {
+        var current = appCreditsUsed.load(ordering: .relaxed)
+        while true {
+            let (exchanged, original) = appCreditsUsed.compareExchange(
+                expected: current, desired: max(0, current - credits), ordering: .relaxed)
+            if exchanged { return }
+            current = original
+        }
+    }
 
     /// Adds one to `keyward_requests_total{route,provider,status}`, the counter every request moves.
     /// - Parameters: `provider` is "-" on routes without one; `status` is the HTTP status sent.
@@ -115,6 +136,15 @@ public final class Metrics: Sendable {
             // copied it on every call (three allocations per proxied request).
             state.latencyCounts[provider, default: Metrics.emptyLatencyCounts][bucket] += 1
             state.latencySums[provider, default: 0] += seconds
+        }
+    }
+
+    /// Records one risk metric a refreshed receipt carried (`keyward_risk_metric`; no device label).
+    public func observeRiskMetric(_ metric: Int) {
+        let bucket = Metrics.riskMetricBuckets.firstIndex(where: { metric <= $0 }) ?? Metrics.riskMetricBuckets.count
+        state.withLock { state in
+            state.riskCounts[bucket] += 1
+            state.riskSum += Int64(metric)
         }
     }
 
@@ -160,6 +190,16 @@ public final class Metrics: Sendable {
                 out += "\(histogram)_sum\(labels) \(state.latencySums[provider] ?? 0)\n"
                 out += "\(histogram)_count\(labels) \(cumulative)\n"
             }
+            let risk = "keyward_risk_metric"
+            out += "# HELP \(risk) Risk metrics of the receipts refreshed at Apple (approximate attested keys per phone in 30 days).\n"
+            out += "# TYPE \(risk) histogram\n"
+            var cumulative: Int64 = 0
+            for (index, bound) in Metrics.riskMetricBuckets.enumerated() {
+                cumulative += state.riskCounts[index]
+                out += "\(risk)_bucket{le=\"\(bound)\"} \(cumulative)\n"
+            }
+            cumulative += state.riskCounts[Metrics.riskMetricBuckets.count]
+            out += "\(risk)_bucket{le=\"+Inf\"} \(cumulative)\n\(risk)_sum \(state.riskSum)\n\(risk)_count \(cumulative)\n"
         }
         out += "# HELP keyward_open_streams Proxied responses currently streaming.\n# TYPE keyward_open_streams gauge\n"
         out += "keyward_open_streams \(openStreams)\n"

@@ -167,26 +167,34 @@ final class CreditGate: Sendable {
     }
 
     /// Gives `charge` back to its day's budgets, on the store executor (the caller does not wait);
-    /// for a holder of an `Idempotency-Key` claim, only once every holder went unbilled.
+    /// for a holder of an `Idempotency-Key` claim, only once every holder went unbilled. With
+    /// `part` (1...`charge.cost`, a metered call settling below its hold), only that many credits.
     /// A release that fails is logged and the credits stay spent: that only refuses early.
-    func release(_ charge: CreditCharge) {
+    func release(_ charge: CreditCharge, part: Int? = nil) {
         let (logger, metrics, time) = (self.logger, self.metrics, self.time)
-        asyncStore.run("credit_release", { store throws(StoreError) -> (given: Int, appUsed: Int)? in
-            var given = charge.cost
+        asyncStore.run("credit_release", { store throws(StoreError) -> (given: Int, appUsed: Int?)? in
+            var given = part ?? charge.cost
             if let key = charge.idempotencyKeyHash {
                 guard let back = try store.releaseIdempotentCall(deviceID: charge.deviceID, keyHash: key) else { return nil }
                 given = back
             } else {
-                try store.releaseCredits(deviceID: charge.deviceID, cost: charge.cost, countsTowardApp: charge.countsTowardApp, day: charge.day)
+                try store.releaseCredits(deviceID: charge.deviceID, cost: given, countsTowardApp: charge.countsTowardApp, day: charge.day)
             }
-            // The gauge follows the release too, or it would stay at the count before it.
+            // A metered call's settle, one per call, moves the gauge by what it gave back instead
+            // of reading the app's count again; a whole release reads it, or it would stay at the
+            // count before it.
+            if part != nil { return (given, nil) }
             let day = charge.cost > 0 ? charge.day : SpendSettings.day(ofSeconds: time.nowSeconds())
             return (given, try store.creditsUsed(scope: CreditSpend.appScope, day: day))
         }) { result in
             switch result {
             case .success(nil): break   // other holders of the key remain: nothing given back yet
             case .success(let released?):
-                metrics.setAppCreditsUsed(released.appUsed)
+                if let appUsed = released.appUsed {
+                    metrics.setAppCreditsUsed(appUsed)
+                } else if charge.countsTowardApp {
+                    metrics.lowerAppCreditsUsed(by: released.given)
+                }
                 metrics.increment("keyward_credits_released_total", ["provider": charge.provider, "tier": charge.tier], by: Int64(released.given))
             case .failure(let error):
                 metrics.count(.storeError(operation: "credit_release"))

@@ -41,6 +41,22 @@ struct ProxyAuthorizer: Sendable {
         return segments
     }
 
+    /// The body rule of the allow rule that matched (its `json` table), checked once the body is
+    /// read and before anything goes upstream: the body to forward, which is `body` itself unless
+    /// the rule added the output cap. A body the device signed (`require_assertion`) is never
+    /// rewritten: one that would need the cap added is refused instead.
+    /// - Throws: `bad_request` (not one strict JSON object), `body_rule_refused` (a rule broken;
+    ///   which one goes to the log as the reason).
+    /// A metered OpenAI rule also adds `stream_options.include_usage` to a streamed body.
+    func checkBody(_ body: [UInt8], provider: Provider, rule: AllowRule?) throws(APIError) -> [UInt8] {
+        guard let bodyRule = rule?.body else { return body }
+        do {
+            return try bodyRule.check(body, mayRewrite: !provider.requireAssertion, addStreamUsage: rule?.meter?.format == .openAI) ?? body
+        } catch {
+            throw APIError(error.kind == .malformed ? .badRequest : .bodyRuleRefused, reason: error.reason)
+        }
+    }
+
     /// The provider's per-device windows (`per_minute`, `per_day`); empty without `rate_limit`.
     func rateWindows(for provider: Provider) -> [RateWindow] {
         var windows: [RateWindow] = []

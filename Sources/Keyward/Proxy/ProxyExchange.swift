@@ -63,12 +63,15 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
     private let releaseCredits: (@Sendable () -> Void)?
     /// Header fields added to the provider's answer (`X-RateLimit-*`), replacing the provider's fields of the same names.
     private let extraHeaders: [(String, String)]
+    /// A metered call's usage reader: sees the head, each body chunk as it is relayed, and the end.
+    private let meter: MeteredCall?
 
     init(
         writer: ResponseWriter, record: RequestRecord, method: String, responseHead: ProxyResponseHead,
         finisher: RequestFinisher, lifecycle: Lifecycle, time: any TimeSource, slot: UpstreamSlots.Held? = nil,
-        releaseCredits: (@Sendable () -> Void)? = nil, extraHeaders: [(String, String)] = []
+        releaseCredits: (@Sendable () -> Void)? = nil, extraHeaders: [(String, String)] = [], meter: MeteredCall? = nil
     ) {
+        self.meter = meter
         self.slot = slot
         self.releaseCredits = releaseCredits
         self.extraHeaders = extraHeaders
@@ -109,6 +112,7 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
     func upstreamHead(status: Int, headers: [(String, String)]) {
         // The head is the first thing the client can get, so no body byte has reached it yet.
         if ProxyOutcome.unbilledStatuses.contains(status) { releaseOnce() }
+        meter?.head(status: status, headers: headers)
         let seconds = Double(time.nowMillis() - sentAtMillis) / 1000
         record.update {
             $0.upstreamHeadSeconds = seconds
@@ -146,6 +150,7 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
 
     func upstreamBody(_ chunk: UnsafeRawBufferPointer) -> Bool {
         enum Next { case stream(ResponseStream), oneShot(HeldHead), open(HeldHead), drop }
+        meter?.observe(chunk)
         let next = state.withLock { state -> Next in
             state.bytesOut += Int64(chunk.count)
             if let stream = state.stream { return .stream(stream) }
@@ -186,6 +191,8 @@ final class ProxyExchange: UpstreamResponseHandler, Sendable {
     }
 
     func upstreamComplete(_ error: UpstreamError?, afterHead: Bool, requestSent: Bool) {
+        // Settled last, once every release rule below has had its say.
+        defer { meter?.complete(whole: error == nil) }
         slot?.release()
         let (stream, bytesOut, clientGone, answered, headWasHeld) = state.withLock {
             ($0.stream, $0.bytesOut, $0.clientGone, $0.answered, $0.heldHead != nil)

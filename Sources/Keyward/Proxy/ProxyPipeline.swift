@@ -12,7 +12,7 @@ import Upstream
 /// |---|---|---|
 /// | route | ``ProxyRoute`` | the provider the path names, from the registry in force |
 /// | authenticate | ``SessionAuthenticator`` | the bearer session; its device not revoked (store executor unless cached); attested where the provider has `require_attested` |
-/// | authorize | ``ProxyAuthorizer`` | canonical path, allowlist, body rule; the assertion (store executor) |
+/// | authorize | ``ProxyAuthorizer`` | canonical path, allowlist, the allow rule's JSON body rule (the cap added when absent); the assertion (store executor) |
 /// | limit | ``limitRate(_:deviceID:writer:record:then:)`` | the per-device windows, durable before the request goes on |
 /// | spend | ``CreditGate`` | the call's credits against the device's and the app's daily budgets (store executor) |
 /// | rewrite request | ``rewriteRequest(_:body:route:segments:record:)`` | the provider's URL, headers less the client's credentials, the key |
@@ -62,16 +62,28 @@ final class ProxyPipeline: Sendable {
             let route = try ProxyRoute.resolve(head, snapshot: providers.current, record: record)
             let claims = try authenticator.authenticate(head, record: record)
             let segments = try authorizer.authorize(head, body: body, route: route, claims: claims, record: record)
-            let (request, responseHead) = try rewriteRequest(head, body: body, route: route, segments: segments, record: record)
+            let rule = route.provider.rule(method: head.method, segments: segments)
+            let forwardedBody = try authorizer.checkBody(body, provider: route.provider, rule: rule)
+            let (request, responseHead) = try rewriteRequest(head, body: forwardedBody, route: route, segments: segments, record: record)
             let (finisher, lifecycle, time, slots) = (self.finisher, self.lifecycle, self.time, self.slots)
             let provider = route.provider
             let slotLimit = provider.maxUpstreamConnections ?? defaultMaxUpstreamConnections
             let credits = self.credits
             // Whichever thread learns the admission is durable only hands the request to the loop's
             // client. The connection slot is taken then, so a request waiting on the store holds none.
+            // A metered rule holds its worst case; the answer's reported usage settles it.
+            let meteredHold = rule?.meteredHold(bodyBytes: forwardedBody.count)
             let forward: @Sendable (CreditCharge?, [RateWindowUsage]?) -> Void = { charge, windowUsage in
                 var release: (@Sendable () -> Void)?
-                if let charge, let credits { release = { credits.release(charge) } }
+                var meter: MeteredCall?
+                if let meterRule = rule?.meter, let meteredHold {
+                    let call = MeteredCall(rule: meterRule, hold: meteredHold, charge: charge, credits: credits, record: record,
+                                           metrics: finisher.metrics, provider: provider.name)
+                    meter = call
+                    release = { call.releaseWhole() }
+                } else if let charge, let credits {
+                    release = { credits.release(charge) }
+                }
                 guard let slot = slots.take(provider.name, limit: slotLimit) else {
                     // Never sent: the provider cannot bill it.
                     release?()
@@ -82,11 +94,15 @@ final class ProxyPipeline: Sendable {
                 let exchange = ProxyExchange(
                     writer: writer, record: record, method: head.method, responseHead: responseHead, finisher: finisher,
                     lifecycle: lifecycle, time: time, slot: slot, releaseCredits: release,
-                    extraHeaders: RateLimitHeaders.fields(Self.limits(charge: charge, windows: windowUsage, nowSeconds: time.nowSeconds())))
+                    extraHeaders: RateLimitHeaders.fields(Self.limits(charge: charge, windows: windowUsage, nowSeconds: time.nowSeconds())),
+                    meter: meter)
                 exchange.begin(upstream.start(request, handler: exchange))
             }
-            let cost = provider.cost(method: head.method, segments: segments)
-            let idempotencyKeyHash = try Self.idempotencyKeyHash(head, body: body, provider: provider.name, cost: cost)
+            let cost = meteredHold ?? rule?.cost ?? 1
+            // A metered call is charged by its own usage, never as the repeat of another (its
+            // `Idempotency-Key` is still checked for form).
+            let keyHash = try Self.idempotencyKeyHash(head, body: body, provider: provider.name, cost: cost)
+            let idempotencyKeyHash = meteredHold != nil ? nil : keyHash
             let limitThenForward: @Sendable (String) -> Void = { tier in
                 self.limitRate(provider, deviceID: claims.sub, writer: writer, record: record) { windowUsage in
                     self.spendCredits(

@@ -22,6 +22,8 @@ public final class KeywardServer: Sendable {
     let settingsNeedingRestart: (@Sendable () throws -> [String])?
     /// Every minute: expired challenges, rate events and budgets leave the store.
     let purgeTimer: RepeatingTimer
+    /// `[apple.risk]`: the receipt refresh, every `refresh_every_seconds` on its own queue.
+    let receiptTimer: RepeatingTimer?
 
     /// - Parameters:
     ///   - publicListener: where apps connect (handshake and proxy routes). Its `threads` is
@@ -57,6 +59,9 @@ public final class KeywardServer: Sendable {
             Shard(index: index, service: service, listener: shardListener, upstreamConfiguration: shardUpstream)
         }
         purgeTimer = RepeatingTimer(label: "keyward.purge", seconds: 60) { service.purgeExpired() }
+        receiptTimer = service.receiptRefresh.map { task in
+            RepeatingTimer(label: "keyward.receipts", seconds: task.everySeconds) { task.runOnce() }
+        }
         if let adminListener {
             let admin = AdminRoutes(service: service)
             adminServer = HTTPServer(
@@ -78,6 +83,7 @@ public final class KeywardServer: Sendable {
             throw error
         }
         purgeTimer.start()
+        receiptTimer?.start()
     }
 
     /// Binds the public listener: the first shard to the configured port, the others to the port
@@ -106,6 +112,7 @@ public final class KeywardServer: Sendable {
     /// Stops both listeners at once, cutting open streams.
     public func stop() {
         purgeTimer.stop()
+        receiptTimer?.stop()
         adminServer?.stop()
         stopPublic()
     }
@@ -116,6 +123,7 @@ public final class KeywardServer: Sendable {
     public func drain(gracePeriodMilliseconds: Int) {
         service.beginDraining()
         purgeTimer.stop()
+        receiptTimer?.stop()
         shards.forEach { $0.server.closeConnectionsAfterAnswers() }
         // Every shard stops accepting first, then all share one deadline.
         let deadline = DispatchTime.now() + .milliseconds(max(0, gracePeriodMilliseconds))

@@ -37,6 +37,9 @@ public final class KeywardService: Sendable {
     let sessionKeysInForce: SessionKeysInForce
     /// The store as requests reach it: every operation off the event loops, each with a deadline.
     public let asyncStore: AsyncStore
+    /// The receipt refresh `KeywardServer` schedules, nil unless `[apple.risk]` and
+    /// `[apple.devicecheck]` are both set.
+    let receiptRefresh: ReceiptRefreshTask?
 
     /// Builds the service and its units.
     /// - Parameters:
@@ -48,7 +51,8 @@ public final class KeywardService: Sendable {
     ///   - asyncStore: how requests reach `store` (`ServiceAssembly.asyncStore`); nil: an executor
     ///     with the default `[store]` settings running the store's own calls, rate limits included.
     ///   - deviceCheck: Apple's DeviceCheck client, nil when `[apple.devicecheck]` is off (the
-    ///     check then abstains).
+    ///     check then abstains). With `[apple.risk]` its key also signs the receipt refreshes.
+    ///   - receiptRoot: the App Attest receipts' anchor; Apple Root CA - G3 unless a test passes its own.
     /// - Throws: `SessionError` when the session TTL is outside 60–86400 s.
     public init(
         settings: ServiceSettings,
@@ -62,7 +66,8 @@ public final class KeywardService: Sendable {
         android: AndroidHandshake? = nil,
         asyncStore: AsyncStore? = nil,
         deviceCheck: DeviceCheckClient? = nil,
-        appleRoot: X509Certificate = AppleAppAttestationRoot.certificate
+        appleRoot: X509Certificate = AppleAppAttestationRoot.certificate,
+        receiptRoot: X509Certificate = AppleRootCAG3.certificate
     ) throws(SessionError) {
         let asyncStore = asyncStore ?? AsyncStore(executorFor: store)
         self.asyncStore = asyncStore
@@ -100,12 +105,13 @@ public final class KeywardService: Sendable {
                 teamID: apple.teamID, bundleIDs: apple.bundleIDs, environment: apple.environment, trustedRoot: appleRoot)
             let deviceAssertions = DeviceAssertions(
                 verifier: AssertionVerifier(teamID: apple.teamID, bundleIDs: apple.bundleIDs), store: store, time: time)
+            let risk = apple.risk.map { RiskPolicy(settings: $0, store: store) }
             iosAttest = IOSAttestHandshake(
                 verifier: attestation, store: store, time: time,
                 deviceCheck: deviceCheck.map {
                     DeviceCheckGate(client: $0, onFlagged: $0.settings.onFlagged, flaggedTier: $0.settings.flaggedTier, time: time)
-                }, gate: gate)
-            iosAssert = IOSAssertHandshake(assertions: deviceAssertions, gate: gate)
+                }, gate: gate, risk: risk)
+            iosAssert = IOSAssertHandshake(assertions: deviceAssertions, gate: gate, risk: risk)
             assertions = deviceAssertions
         }
         let credentials = android.map {
@@ -141,7 +147,19 @@ public final class KeywardService: Sendable {
         usage = UsageRoute(
             authenticator: authenticator, authorizer: authorizer, providers: providers, asyncStore: asyncStore,
             spend: settings.spend, finisher: finisher, time: time)
+        if let risk = settings.apple?.risk, let deviceCheck {
+            let refresher = ReceiptRefresher(
+                store: store, client: ReceiptRefreshClient(signer: deviceCheck, baseURL: risk.baseURL, timeoutMs: risk.timeoutMs),
+                verifier: ReceiptVerifier(trustedRoot: receiptRoot), minIntervalSeconds: Int64(risk.minRefreshSeconds),
+                retrySeconds: Int64(max(60, risk.refreshEverySeconds)))
+            receiptRefresh = ReceiptRefreshTask(refresher: refresher, everySeconds: risk.refreshEverySeconds, metrics: metrics, logger: logger, time: time)
+        } else {
+            receiptRefresh = nil
+        }
     }
+
+    /// Runs one receipt refresh pass now (what the server's timer does), when `[apple.risk]` is on.
+    public func refreshReceipts() { receiptRefresh?.runOnce() }
 
     // MARK: - Router
 

@@ -63,6 +63,8 @@ final class RequestFinisher: Sendable {
         if let start = record.startMillis { line.add("duration_ms", time.nowMillis() - start) }
         if let upstreamStatus = fields.upstreamStatus { line.add("upstream_status", upstreamStatus) }
         if let seconds = fields.upstreamHeadSeconds { line.add("upstream_first_byte_ms", Int64((seconds * 1000).rounded())) }
+        if let tokens = fields.inputTokens { line.add("input_tokens", tokens) }
+        if let tokens = fields.outputTokens { line.add("output_tokens", tokens) }
         if record.method != nil { line.add("user_agent", record.userAgent) }
         logger.emit(line)
 

@@ -22,6 +22,9 @@ final class RequestRecord: Sendable {
         var upstreamStatus: Int?
         /// Seconds from sending the upstream request to its response head (proxied requests).
         var upstreamHeadSeconds: Double?
+        /// The tokens the provider reported for a metered call, once its answer carried them.
+        var inputTokens: Int?
+        var outputTokens: Int?
         /// Counters to move when the request finishes, in the order the phases noted them; nil
         /// while there are none (most proxied requests), so copying the fields costs no array.
         var events: [MetricEvent]?

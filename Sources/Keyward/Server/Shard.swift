@@ -25,7 +25,7 @@ import Upstream
 /// | `kw-admissions`, `kw-checkpoint` | `AsyncStore` (SQLite) | 1 each | group commit of rate admissions (a request goes upstream once its admission committed); passive WAL checkpoints |
 /// | libcurl resolver | libcurl (its threaded resolver, as Debian builds it) | one per DNS lookup, short-lived | `getaddrinfo` for an upstream host not in libcurl's DNS cache, so a slow DNS never blocks a loop |
 /// | libmicrohttpd workers | the admin `HTTPServer` | one per core | `/metrics`, `/healthz`, `/readyz` on the admin listener |
-/// | Dispatch workers | `DispatchSourceTimer`s, `RepeatingTimer` | as Dispatch sees fit | each server's departure check (every 250 ms: clients gone from suspended connections), the purge timer (every 60 s: `Lifecycle.purgeExpired`), the log flush (every 100 ms: `BufferedLogSink`) |
+/// | Dispatch workers | `DispatchSourceTimer`s, `RepeatingTimer` | as Dispatch sees fit | each server's departure check (every 250 ms: clients gone from suspended connections), the purge timer (every 60 s: `Lifecycle.purgeExpired`), the log flush (every 100 ms: `BufferedLogSink`), with `[apple.risk]` the receipt refresh (`ReceiptRefreshTask`, blocking store and Apple calls with deadlines) |
 ///
 /// Rules: nothing that waits runs on a shard thread; store calls go to the store executor
 /// (`AsyncStore`), other work that blocks to the ``BlockingExecutor``.

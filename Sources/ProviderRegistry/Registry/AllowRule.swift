@@ -5,12 +5,26 @@ public struct AllowRule: Sendable, Equatable {
     public let path: PathPattern
     /// Credits one call matching this rule spends of the daily budgets (`cost`, 1-1,000,000, default 1).
     public let cost: Int
+    /// What the call's JSON body may ask (`json = { … }`); nil: the body is not read.
+    public let body: BodyRule?
+    /// Credits charged by the provider's reported usage instead of `cost` (`meter`,
+    /// `credits_per_1k_tokens`); nil: `cost` per call. Always with a `body` that has `maxTokens`.
+    public let meter: MeterRule?
 
     /// - Parameters: see the properties.
-    public init(method: String, path: PathPattern, cost: Int = 1) {
+    public init(method: String, path: PathPattern, cost: Int = 1, body: BodyRule? = nil, meter: MeterRule? = nil) {
         self.method = method
         self.path = path
         self.cost = cost
+        self.body = body
+        self.meter = meter
+    }
+
+    /// The credits held before a metered call goes upstream, for a forwarded body of `bodyBytes`;
+    /// nil for a rule charged by `cost`.
+    public func meteredHold(bodyBytes: Int) -> Int? {
+        guard let meter, let body, let cap = body.maxTokens else { return nil }
+        return meter.holdCredits(bodyBytes: bodyBytes, outputCap: cap * body.maxChoices)
     }
 
     /// This rule with its path's literals lowercased, for a provider matching paths

@@ -54,9 +54,40 @@ struct AllowTable: Decodable {
     var method: String
     var path: String
     var cost: Int?
+    var json: JSONRuleTable?
+    var meter: String?
+    var creditsPer1kTokens: TokenRatesTable?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case method, path, cost
+        case method, path, cost, json, meter
+        case creditsPer1kTokens = "credits_per_1k_tokens"
+    }
+}
+
+/// `credits_per_1k_tokens = { input = 1, output = 4 }`.
+struct TokenRatesTable: Decodable {
+    var input: Int
+    var output: Int
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case input, output
+    }
+}
+
+/// `json = { models = ["gpt-4o-mini"], max_tokens = 1024, max_tokens_member = "max_tokens", stream = "any", n = 1 }`.
+struct JSONRuleTable: Decodable {
+    var models: [String]?
+    var maxTokens: Int?
+    var maxTokensMember: String?
+    var stream: String?
+    var n: Int?
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case models
+        case maxTokens = "max_tokens"
+        case maxTokensMember = "max_tokens_member"
+        case stream
+        case n
     }
 }
 

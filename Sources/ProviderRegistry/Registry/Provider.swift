@@ -74,6 +74,12 @@ public struct Provider: Sendable, Equatable {
         decidingRule(method: method, segments: segments).map { allow[$0].cost } ?? 1
     }
 
+    /// The first allow rule matching `method` on `segments`, matched as `pathPolicy` says: the one
+    /// that decides the call's cost and body rule; nil when none matches.
+    public func rule(method: String, segments: [String]) -> AllowRule? {
+        decidingRule(method: method, segments: segments).map { allow[$0] }
+    }
+
     /// Whether `method` (case-sensitive, as received) on the canonical `segments` is allowlisted,
     /// matched as `pathPolicy` says.
     public func allows(method: String, segments: [String]) -> Bool {

@@ -19,6 +19,9 @@ struct ProviderValidator {
     static let perMinuteRange = 1...1_000_000
     static let costRange = 1...1_000_000
     static let perDayRange = 1...1_000_000_000
+    static let maxTokensRange = 1...10_000_000
+    static let choicesRange = 1...128
+    static let tokenRateRange = 0...1_000_000
 
     init(document: TOMLDocument) { self.document = document }
 
@@ -264,12 +267,89 @@ struct ProviderValidator {
             fail("must be in \(Self.costRange.lowerBound)...\(Self.costRange.upperBound) credits", at.appending("cost"))
             valid = false
         }
+        var body: BodyRule?
+        if let json = table.json {
+            body = bodyRule(json, method: table.method, at: at.appending("json"))
+            if body == nil { valid = false }
+        }
+        let meter = meterRule(table, body: body, at: at)
+        if table.meter != nil || table.creditsPer1kTokens != nil, meter == nil { valid = false }
         do {
             let pattern = try PathPattern.parse(table.path)
-            return valid ? AllowRule(method: table.method, path: pattern, cost: table.cost ?? 1) : nil
+            return valid ? AllowRule(method: table.method, path: pattern, cost: table.cost ?? 1, body: body, meter: meter) : nil
         } catch {
             fail(error.message, at.appending("path"))
             return nil
         }
+    }
+
+    /// An allow rule's `json` table; nil when it has errors (recorded). A table that would refuse
+    /// every call, or reads as a bound and bounds nothing, is an error: an empty `models` list, an
+    /// empty model name, a cap out of range, `max_tokens_member` without `max_tokens`, a body rule
+    /// on a method without a body.
+    private mutating func bodyRule(_ table: JSONRuleTable, method: String, at: TOMLKeyPath) -> BodyRule? {
+        let errorCount = errors.count
+        if method == "GET" || method == "HEAD" {
+            fail("\(method) requests carry no body (Keyward refuses one): a json rule needs a method such as POST", at)
+        }
+        if let models = table.models {
+            if models.isEmpty { fail("lists no model, so every call would be refused: name at least one, or leave models out for any", at.appending("models")) }
+            for (index, model) in models.enumerated() where model.isEmpty || model.utf8.count > 256 {
+                fail("must be a model name of 1-256 characters", at.appending("models").appending(index: index))
+            }
+        }
+        if let cap = table.maxTokens, !Self.maxTokensRange.contains(cap) {
+            fail("must be in \(Self.maxTokensRange.lowerBound)...\(Self.maxTokensRange.upperBound) tokens", at.appending("max_tokens"))
+        }
+        var capMember = BodyRule.TokenMember.maxTokens
+        if let name = table.maxTokensMember {
+            if let member = BodyRule.TokenMember(rawValue: name) {
+                capMember = member
+            } else {
+                let names = BodyRule.TokenMember.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+                fail("must be one of \(names)", at.appending("max_tokens_member"))
+            }
+            if table.maxTokens == nil { fail("names the member that carries max_tokens, which is not set", at.appending("max_tokens_member")) }
+        }
+        var stream = BodyRule.Stream.any
+        if let text = table.stream {
+            if let parsed = BodyRule.Stream(rawValue: text) {
+                stream = parsed
+            } else {
+                fail("must be \"any\", \"required\" or \"forbidden\"", at.appending("stream"))
+            }
+        }
+        if let choices = table.n, !Self.choicesRange.contains(choices) {
+            fail("must be in \(Self.choicesRange.lowerBound)...\(Self.choicesRange.upperBound) choices", at.appending("n"))
+        }
+        guard errors.count == errorCount else { return nil }
+        return BodyRule(models: table.models, maxTokens: table.maxTokens, capMember: capMember, stream: stream, maxChoices: table.n ?? 1)
+    }
+
+    /// An allow rule's `meter` and `credits_per_1k_tokens`; nil when there is none or it has
+    /// errors (recorded). Metering needs the rule's `json.max_tokens` (the worst case it holds is
+    /// bounded only by the output cap) and takes the place of `cost`.
+    private mutating func meterRule(_ table: AllowTable, body: BodyRule?, at: TOMLKeyPath) -> MeterRule? {
+        guard let name = table.meter else {
+            if table.creditsPer1kTokens != nil { fail("prices tokens, but the rule has no meter: add meter = \"openai\", \"anthropic\" or \"gemini\"", at.appending("credits_per_1k_tokens")) }
+            return nil
+        }
+        let errorCount = errors.count
+        let format = MeterRule.Format(rawValue: name)
+        if format == nil { fail("must be \"openai\", \"anthropic\" or \"gemini\" (where the provider reports usage)", at.appending("meter")) }
+        if table.cost != nil { fail("a metered rule is charged by the usage the provider reports: leave cost out", at.appending("cost")) }
+        if table.json?.maxTokens == nil {
+            fail("a metered rule needs json = { max_tokens = … }: its worst case, held before the call, is bounded by the output cap", at.appending("meter"))
+        }
+        guard let rates = table.creditsPer1kTokens else {
+            fail("a metered rule needs credits_per_1k_tokens = { input = …, output = … }", at.appending("meter"))
+            return nil
+        }
+        for (key, value) in [("input", rates.input), ("output", rates.output)] where !Self.tokenRateRange.contains(value) {
+            fail("must be in \(Self.tokenRateRange.lowerBound)...\(Self.tokenRateRange.upperBound) credits per 1,000 tokens",
+                 at.appending("credits_per_1k_tokens").appending(key))
+        }
+        guard errors.count == errorCount, let format, body != nil else { return nil }
+        return MeterRule(format: format, inputPer1k: rates.input, outputPer1k: rates.output)
     }
 }

@@ -47,6 +47,13 @@ public struct DeviceRecord: Sendable, Equatable {
     /// Set by a detected reuse of one of its install credentials (`Store.exchangeInstallCredential`
     /// → `.reused`) past the second of the detection, so no session minted before it survives.
     public var sessionsNotBefore: Int64
+    /// Apple's risk metric (an approximate count of attested keys for the app on this phone over
+    /// the last 30 days) from the device's latest refreshed receipt; nil until one is stored.
+    public var riskMetric: Int?
+    /// Unix seconds when that receipt was stored; nil before.
+    public var receiptRefreshedAt: Int64?
+    /// Unix seconds before which the refresh task does not ask Apple again; nil for never asked.
+    public var receiptRefreshAfter: Int64?
 
     /// The platforms the schema accepts.
     public static let platforms: Set<String> = ["ios", "android"]
@@ -54,14 +61,20 @@ public struct DeviceRecord: Sendable, Equatable {
     public static let maxIDLength = 128
 
     /// A record as stored; `revoked`, `revokedAt`, `receipt` and `appID` default to a fresh, unrevoked device without receipt; `tier` to `free`; `attested` to true; `sessionsNotBefore` to 0 (no session refused).
+    /// The receipt refresh fields are only written by `Store.storeRefreshedReceipt` and
+    /// `Store.postponeReceiptRefresh` (registering ignores them).
     public init(
         id: String, platform: String, publicKey: [UInt8], counter: UInt32, environment: String,
         createdAt: Int64, lastSeenAt: Int64, revoked: Bool = false, revokedAt: Int64? = nil, receipt: [UInt8] = [], appID: String = "",
         deviceCheckToken: [UInt8] = [], flagged: Bool = false,
         tier: String = DeviceRecord.defaultTier, attested: Bool = true, unattestedReason: String? = nil,
-        sessionsNotBefore: Int64 = 0
+        sessionsNotBefore: Int64 = 0,
+        riskMetric: Int? = nil, receiptRefreshedAt: Int64? = nil, receiptRefreshAfter: Int64? = nil
     ) {
         self.sessionsNotBefore = sessionsNotBefore
+        self.riskMetric = riskMetric
+        self.receiptRefreshedAt = receiptRefreshedAt
+        self.receiptRefreshAfter = receiptRefreshAfter
         self.attested = attested
         self.unattestedReason = unattestedReason
         self.id = id

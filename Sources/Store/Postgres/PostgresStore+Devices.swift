@@ -2,8 +2,9 @@ extension PostgresStore {
     private static let deviceColumns = """
         id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, revoked_at, receipt, app_id, device_check_token, flagged, tier, attested, unattested_reason
         """
-    /// What a read selects: the written columns, then those only the store itself sets.
-    private static let readColumns = deviceColumns + ", sessions_not_before"
+    /// What a read selects: the written columns, then those only the store itself sets (the
+    /// sessions cut-off, the receipt refresh columns).
+    private static let readColumns = deviceColumns + ", sessions_not_before, risk_metric, receipt_refreshed_at, receipt_refresh_after"
 
     public func device(id: String) throws(StoreError) -> DeviceRecord? {
         try pool.withConnection { connection throws(StoreError) in try Self.device(connection, id: id) }
@@ -122,6 +123,40 @@ extension PostgresStore {
         }
     }
 
+    public func storeRefreshedReceipt(deviceID: String, receipt: [UInt8], riskMetric: Int, refreshedAt: Int64, refreshAfter: Int64)
+        throws(StoreError) -> Bool
+    {
+        guard riskMetric >= 0, !receipt.isEmpty else { throw .invalid("risk_metric") }
+        return try pool.withConnection { connection throws(StoreError) in
+            try connection.query("""
+                UPDATE devices SET receipt = $2, risk_metric = $3, receipt_refreshed_at = $4, receipt_refresh_after = $5
+                WHERE id = $1 AND platform = 'ios' AND NOT revoked
+                """, [.text(deviceID), .bytes(receipt), .int64(Int64(riskMetric)), .int64(refreshedAt), .int64(refreshAfter)]).affectedRows == 1
+        }
+    }
+
+    public func postponeReceiptRefresh(deviceID: String, until: Int64) throws(StoreError) -> Bool {
+        try pool.withConnection { connection throws(StoreError) in
+            try connection.query("UPDATE devices SET receipt_refresh_after = $2 WHERE id = $1",
+                                 [.text(deviceID), .int64(until)]).affectedRows == 1
+        }
+    }
+
+    public func devicesDueForReceiptRefresh(now: Int64, limit: Int) throws(StoreError) -> [DeviceRecord] {
+        try pool.withConnection { connection throws(StoreError) in
+            let rows = try connection.query("""
+                SELECT \(Self.readColumns) FROM devices
+                WHERE platform = 'ios' AND NOT revoked AND attested AND length(receipt) > 0
+                  AND (receipt_refresh_after IS NULL OR receipt_refresh_after <= $1)
+                ORDER BY receipt_refresh_after NULLS FIRST, id
+                LIMIT $2
+                """, [.int64(now), .int64(Int64(max(0, limit)))])
+            var records: [DeviceRecord] = []
+            for row in 0..<rows.rowCount { records.append(try Self.record(rows, row)) }
+            return records
+        }
+    }
+
     public func listDevices(attestedBefore: Int64?) throws(StoreError) -> [DeviceRecord] {
         try pool.withConnection { connection throws(StoreError) in
             let rows = try connection.query("""
@@ -153,7 +188,9 @@ extension PostgresStore {
             appID: rows.text(row, 10), deviceCheckToken: rows.bytes(row, 11), flagged: rows.bool(row, 12),
             tier: rows.text(row, 13), attested: rows.bool(row, 14),
             unattestedReason: rows.bool(row, 14) ? nil : rows.text(row, 15),
-            sessionsNotBefore: try rows.int64(row, 16)
+            sessionsNotBefore: try rows.int64(row, 16),
+            riskMetric: try rows.optionalInt64(row, 17).map { Int($0) }, receiptRefreshedAt: try rows.optionalInt64(row, 18),
+            receiptRefreshAfter: try rows.optionalInt64(row, 19)
         )
     }
 }

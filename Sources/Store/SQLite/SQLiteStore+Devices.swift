@@ -2,8 +2,9 @@ extension SQLiteStore {
     private static let deviceColumns = """
         id, platform, public_key, counter, environment, created_at, last_seen_at, revoked, revoked_at, receipt, app_id, device_check_token, flagged, tier, attested, unattested_reason
         """
-    /// What a read selects: the written columns, then those only the store itself sets.
-    private static let readColumns = deviceColumns + ", sessions_not_before"
+    /// What a read selects: the written columns, then those only the store itself sets (the
+    /// sessions cut-off, the receipt refresh columns).
+    private static let readColumns = deviceColumns + ", sessions_not_before, risk_metric, receipt_refreshed_at, receipt_refresh_after"
 
     public func device(id: String) throws(StoreError) -> DeviceRecord? {
         try pool.withConnection { connection throws(StoreError) in try Self.device(connection, id: id) }
@@ -174,6 +175,55 @@ extension SQLiteStore {
         }
     }
 
+    public func storeRefreshedReceipt(deviceID: String, receipt: [UInt8], riskMetric: Int, refreshedAt: Int64, refreshAfter: Int64)
+        throws(StoreError) -> Bool
+    {
+        guard riskMetric >= 0, !receipt.isEmpty else { throw .invalid("risk_metric") }
+        return try pool.withConnection { connection throws(StoreError) in
+            try connection.with("""
+                UPDATE devices SET receipt = ?2, risk_metric = ?3, receipt_refreshed_at = ?4, receipt_refresh_after = ?5
+                WHERE id = ?1 AND platform = 'ios' AND revoked = 0
+                """) { statement throws(StoreError) in
+                try statement.bind(1, deviceID)
+                try statement.bind(2, receipt)
+                try statement.bind(3, Int64(riskMetric))
+                try statement.bind(4, refreshedAt)
+                try statement.bind(5, refreshAfter)
+                try statement.run()
+            }
+            return connection.changes == 1
+        }
+    }
+
+    public func postponeReceiptRefresh(deviceID: String, until: Int64) throws(StoreError) -> Bool {
+        try pool.withConnection { connection throws(StoreError) in
+            try connection.with("UPDATE devices SET receipt_refresh_after = ?2 WHERE id = ?1") { statement throws(StoreError) in
+                try statement.bind(1, deviceID)
+                try statement.bind(2, until)
+                try statement.run()
+            }
+            return connection.changes == 1
+        }
+    }
+
+    public func devicesDueForReceiptRefresh(now: Int64, limit: Int) throws(StoreError) -> [DeviceRecord] {
+        try pool.withConnection { connection throws(StoreError) in
+            try connection.with("""
+                SELECT \(Self.readColumns) FROM devices
+                WHERE platform = 'ios' AND revoked = 0 AND attested = 1 AND length(receipt) > 0
+                  AND (receipt_refresh_after IS NULL OR receipt_refresh_after <= ?1)
+                ORDER BY receipt_refresh_after IS NOT NULL, receipt_refresh_after, id
+                LIMIT ?2
+                """) { statement throws(StoreError) in
+                try statement.bind(1, now)
+                try statement.bind(2, Int64(max(0, limit)))
+                var records: [DeviceRecord] = []
+                while try statement.step() { records.append(try Self.record(statement)) }
+                return records
+            }
+        }
+    }
+
     public func listDevices(attestedBefore: Int64?) throws(StoreError) -> [DeviceRecord] {
         try pool.withConnection { connection throws(StoreError) in
             try connection.with("""
@@ -209,7 +259,9 @@ extension SQLiteStore {
             appID: row.text(10), deviceCheckToken: row.bytes(11), flagged: row.int64(12) != 0,
             tier: row.text(13), attested: row.int64(14) != 0,
             unattestedReason: row.int64(14) != 0 ? nil : row.text(15),
-            sessionsNotBefore: row.int64(16)
+            sessionsNotBefore: row.int64(16),
+            riskMetric: row.optionalInt64(17).map { Int($0) }, receiptRefreshedAt: row.optionalInt64(18),
+            receiptRefreshAfter: row.optionalInt64(19)
         )
     }
 }

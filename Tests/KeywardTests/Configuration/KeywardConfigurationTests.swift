@@ -159,6 +159,44 @@ final class KeywardConfigurationTests: XCTestCase {
                        "DeviceCheck without iOS is half-configured iOS")
     }
 
+    func testRiskSectionParsesWithDefaultsAndNamesEachBrokenKey() throws {
+        let apple = """
+        [apple]
+        team_id = "ABCDE12345"
+        bundle_ids = ["com.example.app"]
+        environment = "development"
+        [apple.devicecheck]
+        key_id = "KEY1234567"
+
+        """
+        let settings = try XCTUnwrap(KeywardConfiguration.parse(text: apple + "[apple.risk]\nmax_metric = 5\n", path: "k.toml").apple?.risk)
+        XCTAssertEqual(settings, RiskSettings(maxMetric: 5, onExceeded: .refuse, baseURL: "https://data-development.appattest.apple.com"))
+        XCTAssertNil(try KeywardConfiguration.parse(text: apple, path: "k.toml").apple?.risk, "off unless configured")
+        let tiered = apple + "[apple.risk]\nmax_metric = 3\non_exceeded = \"tier\"\ntier = \"suspect\"\n[tiers.suspect]\ninstall_daily_credits = 5\n"
+        XCTAssertEqual(try KeywardConfiguration.parse(text: tiered, path: "k.toml").apple?.risk?.onExceeded, .tier("suspect"))
+        let broken = apple + """
+        [apple.risk]
+        max_metric = 0
+        on_exceeded = "tier"
+        tier = "gold"
+        base_url = "http://apple.example"
+        timeout_ms = 50
+        min_refresh_seconds = 60
+        refresh_every_seconds = 1
+        """
+        XCTAssertEqual(errors(broken).map { "\($0.line) \($0.key)" }, [
+            "8 apple.risk.max_metric", "10 apple.risk.tier", "11 apple.risk.base_url", "12 apple.risk.timeout_ms",
+            "13 apple.risk.min_refresh_seconds", "14 apple.risk.refresh_every_seconds",
+        ])
+        XCTAssertEqual(errors(apple + "[apple.risk]\non_exceeded = \"ban\"\n").map { "\($0.line) \($0.key)" },
+                       ["7 apple.risk.max_metric", "8 apple.risk.on_exceeded"], "a missing key names its table's line")
+        XCTAssertEqual(errors(apple + "[apple.risk]\nmax_metric = 2\non_exceeded = \"tier\"\n").map(\.key), ["apple.risk.tier"])
+        XCTAssertEqual(errors(apple + "[apple.risk]\nmax_metric = 2\ntier = \"free\"\n").map(\.key), ["apple.risk.tier"],
+                       "a tier only applies with on_exceeded = tier")
+        let withoutKey = "[apple]\nteam_id = \"ABCDE12345\"\nbundle_ids = [\"com.example.app\"]\nenvironment = \"production\"\n[apple.risk]\nmax_metric = 2\n"
+        XCTAssertEqual(errors(withoutKey).map { "\($0.line) \($0.key)" }, ["5 apple.risk"], "needs the DeviceCheck key")
+    }
+
     func testLifecycleLimitsOutOfRangeNameTheirKeys() {
         let text = """
         [android]

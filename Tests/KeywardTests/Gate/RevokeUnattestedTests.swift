@@ -47,7 +47,7 @@ final class RevokeUnattestedTests: XCTestCase {
         // The date column is when the device was stored, for attested and unattested alike: its header says so.
         let header = listed.stdout.split(separator: "\n").first.map(String.init) ?? ""
         XCTAssertEqual(header.split(separator: " ").map(String.init),
-                       ["id", "platform", "env", "registered", "last", "seen", "counter", "proof", "revoked"], header)
+                       ["id", "platform", "env", "registered", "last", "seen", "counter", "proof", "risk", "revoked"], header)
         XCTAssertTrue(listed.stdout.split(separator: "\n").contains { $0.contains(Hex.encode(attestedDevice.keyID)) && $0.contains("verified") })
         let shown = try KeywardBinary.run(["devices", "show", "--config", config, "--id", unattestedIDs[0]])
         XCTAssertTrue(shown.stdout.contains("proof        none (unattested: nonce_mismatch)"), shown.stdout)

@@ -54,6 +54,19 @@ final class SwitchableStore: Store {
         try check()
         return try inner.exchangeInstallCredential(hash: hash, successorHash: successorHash, nonce: nonce, now: now, retryWindowSeconds: retryWindowSeconds)
     }
+    func storeRefreshedReceipt(deviceID: String, receipt: [UInt8], riskMetric: Int, refreshedAt: Int64, refreshAfter: Int64)
+        throws(StoreError) -> Bool
+    {
+        try check()
+        return try inner.storeRefreshedReceipt(deviceID: deviceID, receipt: receipt, riskMetric: riskMetric,
+                                               refreshedAt: refreshedAt, refreshAfter: refreshAfter)
+    }
+    func postponeReceiptRefresh(deviceID: String, until: Int64) throws(StoreError) -> Bool {
+        try check(); return try inner.postponeReceiptRefresh(deviceID: deviceID, until: until)
+    }
+    func devicesDueForReceiptRefresh(now: Int64, limit: Int) throws(StoreError) -> [DeviceRecord] {
+        try check(); return try inner.devicesDueForReceiptRefresh(now: now, limit: limit)
+    }
     func listDevices(attestedBefore: Int64?) throws(StoreError) -> [DeviceRecord] {
         try check(); return try inner.listDevices(attestedBefore: attestedBefore)
     }

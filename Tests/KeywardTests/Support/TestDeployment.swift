@@ -32,7 +32,8 @@ final class TestDeployment: Sendable {
         store: String? = nil,
         sessionKeys: (@Sendable () throws -> SessionKeySet)? = nil,
         anchor: TestTrustAnchor? = nil,
-        deviceCheck: DeviceCheckClient? = nil
+        deviceCheck: DeviceCheckClient? = nil,
+        receiptRoot: X509Certificate? = nil
     ) throws {
         provider = FakeProvider(expectedAuthorization: "Bearer " + TestDeployment.providerKey, eventCount: eventCount, eventGapMillis: eventGapMillis)
         try provider.start()
@@ -45,7 +46,8 @@ final class TestDeployment: Sendable {
                 settings.handshakeRatePerSecond = 10_000
                 adjust(&settings)
             },
-            time: time, store: store, wrapStore: wrapStore, shards: shards, sessionKeys: sessionKeys, anchor: anchor, deviceCheck: deviceCheck)
+            time: time, store: store, wrapStore: wrapStore, shards: shards, sessionKeys: sessionKeys, anchor: anchor, deviceCheck: deviceCheck,
+            receiptRoot: receiptRoot)
         client = DemoClient(baseURL: deployment.baseURL, client: deployment.upstream)
     }
 

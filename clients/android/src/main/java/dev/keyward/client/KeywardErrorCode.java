@@ -23,6 +23,8 @@ public enum KeywardErrorCode {
     FORBIDDEN("forbidden"),
     /** 403: the provider serves attested devices only and this install was admitted without a verified proof. */
     ATTESTATION_REQUIRED("attestation_required"),
+    /** 403: the call's JSON body asks for what the provider's allow rule does not admit (a model, more output tokens, a stream); change the request, do not retry it. */
+    BODY_RULE_REFUSED("body_rule_refused"),
     /** 404: unknown route or provider. */
     NOT_FOUND("not_found"),
     /** 405: wrong method on a JSON endpoint. */

@@ -37,7 +37,7 @@ final class WireFormatTests {
     @Test
     void everyCodeOfTheApiTableHasItsConstantAndUnknownOnesAreKept() {
         String[] table = {"bad_request", "challenge_invalid", "attestation_invalid", "session_invalid", "key_unknown", "credential_invalid",
-            "app_key_invalid", "forbidden", "attestation_required", "not_found", "method_not_allowed", "payload_too_large", "rate_limited",
+            "app_key_invalid", "forbidden", "attestation_required", "body_rule_refused", "not_found", "method_not_allowed", "payload_too_large", "rate_limited",
             "install_budget_exhausted", "app_budget_exhausted", "internal_error", "not_implemented", "upstream_error", "unavailable",
             "upstream_timeout"};
         for (String code : table) assertEquals(code, KeywardErrorCode.fromWire(code).wire());
