@@ -60,6 +60,8 @@ enum CheckConfigCommand {
                 var isDirectory: ObjCBool = false
                 if !folder.isEmpty, !(FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory) && isDirectory.boolValue) {
                     CLIOutput.error("\(configPath): warning: store.url: the folder \(folder) does not exist yet (`migrate` and `serve` need it)")
+                } else if let problem = Self.notADatabase(file) {
+                    problems.append("\(configPath): store.url: \(problem)")
                 } else if let problem = Self.cannotWrite(folder: folder.isEmpty ? "/" : folder, file: file) {
                     CLIOutput.error("\(configPath): warning: store.url: \(problem) (`migrate` and `serve` need to write there)")
                 }
@@ -99,6 +101,24 @@ enum CheckConfigCommand {
     /// a probe file is created and removed in the folder (SQLite also creates its -wal and -shm
     /// files there), and an existing database must open for writing. Permission bits alone do not
     /// say (root passes them on read-only file systems).
+    /// Why `serve` could not open `file` as its SQLite store, when something is already there:
+    /// a directory or another non-regular file, or a file that is neither empty (SQLite makes a
+    /// new database in it) nor starts with SQLite's 16-byte header "SQLite format 3\0" (the
+    /// database file format, section 1.3). nil when it is absent or looks like a database.
+    static func notADatabase(_ file: String) -> String? {
+        var status = stat()
+        guard stat(file, &status) == 0 else { return nil }
+        guard (status.st_mode & S_IFMT) == S_IFREG else { return "\(file) is not a regular file (a directory?); give the database file's path" }
+        if status.st_size == 0 { return nil }
+        let descriptor = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }  // unreadable: the write check below names it
+        defer { close(descriptor) }
+        var header = [UInt8](repeating: 0, count: 16)
+        let count = read(descriptor, &header, header.count)
+        let sqliteHeader = Array("SQLite format 3".utf8) + [0]
+        return count == 16 && header == sqliteHeader ? nil : "\(file) exists and is not a SQLite database"
+    }
+
     static func cannotWrite(folder: String, file: String) -> String? {
         let probe = folder + "/.keyward-check-config-\(getpid())"
         let created = open(probe, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)

@@ -137,6 +137,21 @@ final class CommandLineTests: XCTestCase {
         return (result.status, result.stdout, result.stderr)
     }
 
+    func testCheckConfigRefusesAStorePathServeCannotOpenAsADatabase() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let notADatabase = try folder.write("notes.txt", "not a database\n")
+        let fileResult = try checkConfig(storeURL: "sqlite://\(notADatabase)")
+        XCTAssertEqual(fileResult.status, 1, fileResult.stderr)
+        XCTAssertTrue(fileResult.stderr.contains("store.url: \(notADatabase) exists and is not a SQLite database"), fileResult.stderr)
+        let directoryResult = try checkConfig(storeURL: "sqlite://\(folder.path)")
+        XCTAssertEqual(directoryResult.status, 1, directoryResult.stderr)
+        XCTAssertTrue(directoryResult.stderr.contains("store.url: \(folder.path) is not a regular file"), directoryResult.stderr)
+        // An empty file is where SQLite makes a new database: accepted, as serve accepts it.
+        let empty = try folder.write("empty.db", "")
+        XCTAssertEqual(try checkConfig(storeURL: "sqlite://\(empty)").status, 0)
+    }
+
     func testCheckConfigWarnsOfAMissingSQLiteFolderWithoutFailing() throws {
         let result = try checkConfig(storeURL: "sqlite:///nonexistent-keyward-folder/k.db")
         XCTAssertEqual(result.status, 0, result.stderr)

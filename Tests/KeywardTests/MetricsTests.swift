@@ -5,6 +5,25 @@ import XCTest
 
 /// The admin listener's `/metrics` (Prometheus text format 0.0.4) moves with the traffic.
 final class MetricsTests: XCTestCase {
+    func testTheAdminListenerAnswersAnUnknownPath404WhateverTheMethodAndAKnownOne405() throws {
+        let env = try TestDeployment()
+        defer { env.shutdown() }
+        let admin = DemoClient(baseURL: env.deployment.adminURL, client: env.deployment.upstream)
+        for method in ["GET", "POST", "DELETE"] {
+            for path in ["/nonexistent", "/v1/challenge", "/p/chat/x"] {
+                let answer = try admin.call(method, path)
+                XCTAssertEqual(answer.status, 404, "\(method) \(path)")
+                XCTAssertEqual(answer.header("keyward-error"), "not_found", "\(method) \(path)")
+            }
+        }
+        for path in ["/metrics", "/healthz", "/readyz"] {
+            let answer = try admin.call("POST", path)
+            XCTAssertEqual(answer.status, 405, path)
+            XCTAssertEqual(answer.header("allow"), "GET, HEAD", path)
+            XCTAssertEqual(answer.header("keyward-error"), "method_not_allowed", path)
+        }
+    }
+
     func testMetricsParseAsPrometheusTextAndCountTheTraffic() throws {
         let env = try TestDeployment(chatOptions: "rate_limit = { per_minute = 2 }")
         defer { env.shutdown() }

@@ -23,12 +23,20 @@ public struct AdminRoutes: Sendable {
             logger: service.logger, metrics: service.metrics)
     }
 
-    /// Answers one admin request: `GET`/`HEAD` only (else 405 with `Allow`, RFC 9110 §15.5.6);
-    /// `/metrics` 200 text; `/healthz` 200 `{"status":"ok"}` while the process runs; `/readyz`
+    /// Answers one admin request. An unknown path is 404 whatever the method; a known one takes
+    /// `GET`/`HEAD` only (else 405 with `Allow`, RFC 9110 §15.5.6: the resource exists, the method
+    /// does not). `/metrics` 200 text; `/healthz` 200 `{"status":"ok"}` while the process runs; `/readyz`
     /// 200 `{"status":"ready"}`, or 503 `unavailable` with `Retry-After` when the store cannot take
     /// a write within the operation deadline (answered from the store executor); anything else 404. The body is ignored (the admin listener accepts none).
+    /// The listener's resources outside `/admin/`.
+    private static let paths: Set<String> = ["/metrics", "/healthz", "/readyz"]
+
     public func handle(_ head: HTTPRequestHead, body: [UInt8], writer: ResponseWriter) {
         if head.path.hasPrefix("/admin/") { return api.handle(head, body: body, writer: writer) }
+        guard Self.paths.contains(head.path) else {
+            writer.respond(status: 404, headers: [("Content-Type", "application/json"), (APIErrorCode.headerName, "not_found")], body: APIErrorCode.notFound.body)
+            return
+        }
         guard head.method == "GET" || head.method == "HEAD" else {
             writer.respond(status: 405, headers: [("Allow", "GET, HEAD"), ("Content-Type", "application/json"), (APIErrorCode.headerName, "method_not_allowed")],
                            body: APIErrorCode.methodNotAllowed.body)

@@ -9,15 +9,19 @@ public enum HeaderRules {
         "proxy-authenticate", "proxy-authorization",
     ]
 
-    /// Headers that commonly carry an API key; a client's copy is never forwarded.
-    public static let keyHeaders: [String] = ["x-api-key", "api-key", "x-goog-api-key", "xi-api-key"]
+    /// Headers that commonly carry an API key or a bearer-style token (Azure API Management's
+    /// subscription key among them); a client's copy is never forwarded.
+    public static let keyHeaders: [String] = [
+        "x-api-key", "api-key", "x-goog-api-key", "xi-api-key", "ocp-apim-subscription-key",
+        "x-access-token", "x-session-token", "x-authorization", "token",
+    ]
 
     /// Fields in which proxies and CDNs in front of Keyward carry the client's address or path
     /// (RFC 7239 `Forwarded`, RFC 9110 §7.6.3 `Via`, and the common non-standard ones a TLS front such
     /// as Cloudflare, Akamai or Fastly adds). The client's IP is never sent upstream.
     public static let clientAddressHeaders: [String] = [
         "forwarded", "via", "x-real-ip", "true-client-ip", "cf-connecting-ip", "cf-connecting-ipv6", "x-client-ip",
-        "x-cluster-client-ip", "client-ip", "fastly-client-ip",
+        "x-cluster-client-ip", "client-ip", "fastly-client-ip", "x-originating-ip", "x-remote-ip", "x-remote-addr",
     ]
 
     /// Client request fields never forwarded, whatever the provider:
@@ -31,7 +35,8 @@ public enum HeaderRules {
 
     /// Fields some servers and frameworks honour to route a request to another path than the request
     /// line's: forwarded, they would step around the path allowlist.
-    public static let urlOverrideHeaders: [String] = ["x-original-url", "x-rewrite-url"]
+    /// `X-Host` and `X-Original-Host` do the same for the virtual host.
+    public static let urlOverrideHeaders: [String] = ["x-original-url", "x-rewrite-url", "x-host", "x-original-host"]
 
     /// Fields some APIs (Google's among them) honour to run another method than the request line's:
     /// forwarded, they would step around the method allowlist.
