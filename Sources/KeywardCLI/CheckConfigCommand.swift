@@ -52,6 +52,14 @@ enum CheckConfigCommand {
             upstream.shutdown()
             // Not a problem (the exit code stays 0), but never to be left on by accident.
             if let warning = configuration.gateMode.warning { CLIOutput.error("\(configPath): warning: gate.mode: \(warning)") }
+            // A range this wide trusts every peer's X-Forwarded-For: any client then picks the
+            // address the per-IP handshake limit counts. Valid (a front that hides every address),
+            // so only a warning.
+            for range in configuration.trustedProxies.ranges where range.prefixLength < 8 {
+                CLIOutput.error("\(configPath): warning: listen.trusted_proxies: \(range.network)/\(range.prefixLength) trusts "
+                    + "X-Forwarded-For from almost any peer, so clients choose the address the handshake limit counts; "
+                    + "list only the addresses of your own proxies")
+            }
             // A SQLite store needs a folder to live in. Only a warning: systemd's StateDirectory=
             // creates it when the service starts. A PostgreSQL store is only reached by `migrate`.
             if configuration.storeURL.hasPrefix("sqlite://") {

@@ -54,6 +54,11 @@ public struct ProviderRequest: Sendable {
         guard path.hasPrefix("/"), path.unicodeScalars.allSatisfy(Self.pathCharacters.contains) else {
             throw KeywardError.invalidRequest("path must start with '/' and be percent-encoded (RFC 3986 pchar and '/')")
         }
+        // URL removes dot segments (RFC 3986 §5.2.4) before sending, so "/v1/../x" would go out as
+        // "/x" and differ from what a per-request assertion signed; Keyward refuses them anyway.
+        guard !path.split(separator: "/", omittingEmptySubsequences: false).contains(where: { $0 == "." || $0 == ".." }) else {
+            throw KeywardError.invalidRequest("path must not contain '.' or '..' segments")
+        }
         // Characters outside these sets would be re-encoded by URL and then differ from what a
         // per-request assertion signed.
         if let query, !query.unicodeScalars.allSatisfy(Self.queryCharacters.contains) {

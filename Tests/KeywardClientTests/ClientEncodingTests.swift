@@ -114,12 +114,15 @@ final class ClientEncodingTests: XCTestCase {
             ProviderRequest(provider: "chat", path: "/a b"), ProviderRequest(provider: "chat", path: "/x#y"),
             ProviderRequest(provider: "chat", path: "/é"), ProviderRequest(provider: "chat", path: "/x", query: "a=b c"),
             ProviderRequest(provider: "chat", path: "/x", query: "a#b"),
+            ProviderRequest(provider: "chat", path: "/v1/../x"), ProviderRequest(provider: "chat", path: "/v1/./x"),
+            ProviderRequest(provider: "chat", path: "/v1/.."),
         ] {
             XCTAssertThrowsError(try bad.validate()) { error in
                 guard case KeywardError.invalidRequest = error else { return XCTFail("\(error)") }
             }
         }
         XCTAssertNoThrow(try ProviderRequest(provider: "open_ai-2", path: "/v1/a%20b:c@d", query: "q=%C3%A9&x=/?y").validate())
+        XCTAssertNoThrow(try ProviderRequest(provider: "chat", path: "/v1/file.v2/...x").validate(), "dots inside a segment are data")
     }
 
     func hex(_ data: Data) -> String { data.map { String(format: "%02x", $0) }.joined() }

@@ -119,12 +119,12 @@ final class CommandLineTests: XCTestCase {
 
     /// Runs `check-config` on a keyward.toml with `storeURL` (nil: a file in the folder) and one
     /// provider `name`, with `extra` lines in its table.
-    private func checkConfig(storeURL: String? = nil, provider name: String = "p", extra: String = "") throws
+    private func checkConfig(storeURL: String? = nil, provider name: String = "p", extra: String = "", keywardExtra: String = "") throws
         -> (status: Int32, stdout: String, stderr: String) {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let url = storeURL ?? "sqlite://\(folder.path)/k.db"
-        let config = try folder.write("keyward.toml", "providers_file = \"p.toml\"\n[store]\nurl = \"\(url)\"\n")
+        let config = try folder.write("keyward.toml", "providers_file = \"p.toml\"\n[store]\nurl = \"\(url)\"\n" + keywardExtra)
         _ = try folder.write("p.toml", """
             [\(name)]
             base_url = "https://api.example.com"
@@ -150,6 +150,13 @@ final class CommandLineTests: XCTestCase {
         // An empty file is where SQLite makes a new database: accepted, as serve accepts it.
         let empty = try folder.write("empty.db", "")
         XCTAssertEqual(try checkConfig(storeURL: "sqlite://\(empty)").status, 0)
+    }
+
+    func testCheckConfigWarnsOfATrustedProxyRangeThatTrustsEveryPeer() throws {
+        let open = try checkConfig(keywardExtra: "[listen]\ntrusted_proxies = [\"10.0.0.0/8\", \"0.0.0.0/0\"]\n")
+        XCTAssertEqual(open.status, 0, open.stderr)
+        XCTAssertTrue(open.stderr.contains("warning: listen.trusted_proxies: 0.0.0.0/0 trusts X-Forwarded-For"), open.stderr)
+        XCTAssertFalse(open.stderr.contains("10.0.0.0/8 trusts"), open.stderr)
     }
 
     func testCheckConfigWarnsOfAMissingSQLiteFolderWithoutFailing() throws {

@@ -56,6 +56,21 @@ final class SQLiteStoreTests: XCTestCase {
 
     // MARK: SQLite specifics
 
+    func testANewDatabaseAndItsWALFilesAreReadableByTheOwnerOnly() throws {
+        let harness = try harness()
+        let previous = umask(0o022)
+        defer { umask(previous) }
+        let store = try harness.open()
+        // The WAL files exist while a connection is open (the last close removes them).
+        withExtendedLifetime(store) {
+            for file in [harness.path, harness.path + "-wal", harness.path + "-shm"] {
+                var status = stat()
+                XCTAssertEqual(stat(file, &status), 0, file)
+                XCTAssertEqual(status.st_mode & 0o777, 0o600, file)
+            }
+        }
+    }
+
     func testMigrationsAreRecordedOnceAndTheFileIsInWALMode() throws {
         let harness = try harness()
         _ = try harness.open()

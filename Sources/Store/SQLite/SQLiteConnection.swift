@@ -1,4 +1,5 @@
 import CSQLite
+import Glibc
 
 /// One SQLite connection, used by one thread at a time (opened `SQLITE_OPEN_NOMUTEX`: the pool
 /// guarantees exclusivity, so SQLite's own mutexes would be pure cost), with its prepared
@@ -18,6 +19,7 @@ final class SQLiteConnection {
     /// - Parameter flags: `sqlite3_open_v2` flags; only tests pass other than the default.
     init(path: String, busyTimeoutMillis: Int32,
          flags: Int32 = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX) throws(StoreError) {
+        Self.createPrivately(path)
         var db: OpaquePointer?
         let code = sqlite3_open_v2(path, &db, flags, nil)
         guard code == SQLITE_OK, let db else {
@@ -34,6 +36,19 @@ final class SQLiteConnection {
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyTimeoutMillis)
         try execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+    }
+
+    /// Makes a database file that does not exist yet readable by its owner only (0600), whatever the
+    /// umask: it holds device keys, credential hashes and budgets. SQLite gives its `-wal` and
+    /// `-shm` files the database file's mode. An existing file keeps the mode it has; a failure
+    /// here is left to `sqlite3_open_v2` to report.
+    private static func createPrivately(_ path: String) {
+        guard path != ":memory:", !path.isEmpty, !path.hasPrefix("file:") else { return }
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if descriptor >= 0 {
+            fchmod(descriptor, 0o600)
+            close(descriptor)
+        }
     }
 
     deinit {
