@@ -45,6 +45,9 @@ let package = Package(
 
         // I/O modules.
         .target(name: "Store", dependencies: ["CSQLite", "CPostgres", "Limits", "KeywardSupport"], resources: []),
+        // The strict RFC 9112 request codec: head parser and chunked body decoder, bytes in, offsets
+        // or a refusal out (no I/O; fuzzed and read against h11, fuzz/ and scripts/h11-differential.sh).
+        .target(name: "HTTP1Codec", dependencies: ["HTTPFields"]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CShims", "KeywardSupport", "HTTPFields"]),
         .target(name: "Upstream", dependencies: ["CCurl", "CShims", "KeywardSupport", "HTTPFields"]),
 
@@ -82,6 +85,7 @@ let package = Package(
         .testTarget(name: "ProviderRegistryTests", dependencies: ["ProviderRegistry", "HTTPFields", "TOMLDecoding", "KeywardSupport"]),
         .testTarget(name: "LimitsTests", dependencies: ["Limits", "KeywardSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestWaiting"]),
+        .testTarget(name: "HTTP1CodecTests", dependencies: ["HTTP1Codec"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPFields", "TestWaiting"]),
         .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer", "KeywardSupport", "TestWaiting", "CShims"]),
         .testTarget(name: "KeywardTests", dependencies: ["Keyward", "KeywardDemo", "KeywardCLI", "DeviceSimulator", "TestWaiting", "CSQLite"]),

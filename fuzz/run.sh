@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets and runs them; see fuzz/README.md.
 # usage: fuzz/run.sh [seconds-per-target (default 600)] [target ...]
-#   targets: cbor attestation proxypath session integrity receipt
+#   targets: cbor attestation proxypath session integrity receipt http1
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET="${1:-600}"
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(cbor attestation proxypath session integrity receipt)
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(cbor attestation proxypath session integrity receipt http1)
 OUT=.build/fuzz
 mkdir -p "$OUT"
 FLAGS=(-O -sanitize=fuzzer -parse-as-library -g)
@@ -49,18 +49,19 @@ clang++ -std=c++17 -O1 -fPIC -DTOML_HEADER_ONLY=1 -DTOML_EXCEPTIONS=1 -I Sources
 clang -O1 -fPIC -I Sources/CShims/include -c Sources/CShims/openssl_shims.c -o "$OUT/openssl_shims.o"
 # ProviderRegistry, whole, over its two leaf modules: TOMLDecoding (CTOML, to build a Provider from
 # providers.toml text) and HTTPFields (the header type and token table).
-swiftc "${FLAGS[@]}" "${CMODS[@]}" -module-name TOMLDecoding -emit-library -static -emit-module \
+# KeywardSupport first: TOMLDecoding reads files through it.
+swiftc "${FLAGS[@]}" "${CMODS[@]}" -module-name KeywardSupport -emit-library -static -emit-module \
+    -emit-module-path "$OUT/KeywardSupport.swiftmodule" -o "$OUT/libKeywardSupport.a" Sources/KeywardSupport/*.swift
+swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" -module-name TOMLDecoding -emit-library -static -emit-module \
     -emit-module-path "$OUT/TOMLDecoding.swiftmodule" -o "$OUT/libTOMLDecoding.a" Sources/TOMLDecoding/*.swift
 swiftc "${FLAGS[@]}" "${CMODS[@]}" -module-name HTTPFields -emit-library -static -emit-module \
     -emit-module-path "$OUT/HTTPFields.swiftmodule" -o "$OUT/libHTTPFields.a" Sources/HTTPFields/*.swift
 swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" -module-name ProviderRegistry -emit-library -static -emit-module \
     -emit-module-path "$OUT/ProviderRegistry.swiftmodule" -o "$OUT/libProviderRegistry.a" \
     $(find Sources/ProviderRegistry -name '*.swift')
-# KeywardSupport (the lock), KeywardCrypto (OpenSSL), then Sessions and PlayIntegrity over it.
+# KeywardCrypto (OpenSSL, over KeywardSupport), then Sessions and PlayIntegrity over it.
 # PlayIntegrity is built with -enable-testing so its fuzzer can reach the JWE and JWS stages
 # separately (@testable import).
-swiftc "${FLAGS[@]}" "${CMODS[@]}" -module-name KeywardSupport -emit-library -static -emit-module \
-    -emit-module-path "$OUT/KeywardSupport.swiftmodule" -o "$OUT/libKeywardSupport.a" Sources/KeywardSupport/*.swift
 swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" -module-name KeywardCrypto -emit-library -static -emit-module \
     -emit-module-path "$OUT/KeywardCrypto.swiftmodule" -o "$OUT/libKeywardCrypto.a" \
     $(find Sources/KeywardCrypto -name '*.swift')
@@ -70,8 +71,13 @@ swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" -enable-testing -module-name PlayIn
     -emit-module -emit-module-path "$OUT/PlayIntegrity.swiftmodule" -o "$OUT/libPlayIntegrity.a" \
     $(find Sources/PlayIntegrity -name '*.swift')
 swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" fuzz/FuzzProxyPath.swift "$OUT/libProviderRegistry.a" "$OUT/libTOMLDecoding.a" \
-    "$OUT/libHTTPFields.a" "$OUT/ctoml.o" \
+    "$OUT/libHTTPFields.a" "$OUT/libKeywardSupport.a" "$OUT/ctoml.o" \
     -lstdc++ -o "$OUT/fuzz-proxypath"
+# The request-head parser and chunked decoder: HTTP1Codec over HTTPFields, nothing else.
+swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" -module-name HTTP1Codec -emit-library -static -emit-module \
+    -emit-module-path "$OUT/HTTP1Codec.swiftmodule" -o "$OUT/libHTTP1Codec.a" Sources/HTTP1Codec/*.swift
+swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" fuzz/FuzzRequestHead.swift "$OUT/libHTTP1Codec.a" "$OUT/libHTTPFields.a" \
+    -o "$OUT/fuzz-http1"
 swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" fuzz/FuzzSessionToken.swift "$OUT/libSessions.a" \
     "$OUT/libKeywardCrypto.a" "$OUT/libKeywardSupport.a" "$OUT/openssl_shims.o" -lssl -lcrypto -o "$OUT/fuzz-session"
 swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" fuzz/FuzzIntegrityToken.swift "$OUT/libPlayIntegrity.a" \
@@ -88,6 +94,14 @@ for path in glob.glob("Tests/Fixtures/vectors/appattest/*/*.b64*"):
     data = base64.b64decode(text + "=" * (-len(text) % 4))
     name = path.split("/")[-2] + "-" + os.path.basename(path)
     open(os.path.join(out, name), "wb").write(data)
+PY
+
+# The request-head target's seeds: every head of the differential corpus, as bytes.
+mkdir -p "$OUT/seeds-http1"
+python3 - "$OUT/seeds-http1" <<'PY'
+import json, os, sys
+for index, case in enumerate(json.load(open("Tests/Fixtures/http1-heads/corpus.json"))):
+    open(os.path.join(sys.argv[1], "%03d-%s" % (index, case["name"])), "wb").write(case["head"].encode("latin-1"))
 PY
 
 # Receipt payloads: the signed content of every real attestation's receipt (openssl cms extracts
