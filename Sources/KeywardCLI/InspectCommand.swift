@@ -168,8 +168,15 @@ enum InspectCommand {
 
     static func verificationTime(_ options: CommandLineOptions) throws -> Int64 {
         guard let text = options.value("at") else { return Int64(Date().timeIntervalSince1970) }
-        guard let time = Int64(text) else { throw CommandLineOptions.UsageError("--at must be unix seconds") }
+        guard let time = unixSeconds(text) else { throw CommandLineOptions.UsageError("--at must be unix seconds (digits only)") }
         return time
+    }
+
+    /// `text` as a count of seconds (or milliseconds) since 1970: digits only, since a sign, a
+    /// space or a fraction is a mistake, not a time before 1970; nil when it is not, or overflows.
+    static func unixSeconds(_ text: String) -> Int64? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return Int64(text)
     }
 
     /// `--public-key-pem`: PEM text, or a path to a PEM file; must be a P-256 key.

@@ -176,10 +176,10 @@ enum InspectIntegrityCommand {
         case (nil, nil):
             return now()
         case (let seconds?, nil):
-            guard let value = Int64(seconds), value >= 0, value < Int64.max / 1_000 else { throw CommandLineOptions.UsageError("--at must be unix seconds") }
+            guard let value = InspectCommand.unixSeconds(seconds), value < Int64.max / 1_000 else { throw CommandLineOptions.UsageError("--at must be unix seconds") }
             return value * 1_000
         case (nil, let millis?):
-            guard let value = Int64(millis) else { throw CommandLineOptions.UsageError("--at-millis must be unix milliseconds") }
+            guard let value = InspectCommand.unixSeconds(millis) else { throw CommandLineOptions.UsageError("--at-millis must be unix milliseconds") }
             return value
         default:
             throw CommandLineOptions.UsageError("give --at or --at-millis, not both")

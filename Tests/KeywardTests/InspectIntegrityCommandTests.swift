@@ -94,6 +94,8 @@ final class InspectIntegrityCommandTests: XCTestCase {
             base + ["--verdict", verdict, "--token", verdict],
             base + ["--verdict", verdict, "--mode", "both"],
             base + ["--verdict", verdict, "--at", "soon"],
+            base + ["--verdict", verdict, "--at", "-5"],
+            base + ["--verdict", verdict, "--at", "+1617893781"],
             base + ["--verdict", "/nonexistent/file"],
             ["--verdict", verdict, "--package", "p.q", "--certificate-digest", "abcd"],
             ["--token", verdict, "--decryption-key", "AAAA", "--verification-key", "AAAA"] + base,

@@ -93,6 +93,27 @@ final class BodyRuleTests: XCTestCase {
         XCTAssertNil(try BodyRule(maxChoices: 3).check(bytes(#"{"n":3,"generationConfig":{"candidateCount":3}}"#), mayRewrite: true))
     }
 
+    func testGooglesProtoNamesAreCheckedAsTheirJSONNamesAre() throws {
+        // Google's APIs take a field by its JSON name or its proto name alike.
+        let gemini = BodyRule(maxTokens: 1024, capMember: .generationConfigMaxOutputTokens)
+        XCTAssertEqual(refusal(gemini, #"{"contents":[],"generationConfig":{"candidate_count":8,"maxOutputTokens":100}}"#),
+                       BodyRuleRefusal(.refused, "body_rule_n"))
+        XCTAssertEqual(refusal(gemini, #"{"contents":[],"generationConfig":{"max_output_tokens":100000}}"#),
+                       BodyRuleRefusal(.refused, "body_rule_max_tokens"))
+        XCTAssertEqual(refusal(gemini, #"{"contents":[],"generation_config":{"max_output_tokens":100000}}"#),
+                       BodyRuleRefusal(.refused, "body_rule_max_tokens"))
+        XCTAssertEqual(refusal(gemini, #"{"contents":[],"generation_config":{"candidateCount":8}}"#), BodyRuleRefusal(.refused, "body_rule_n"))
+        // Both spellings of the object in one body: which one the provider reads is not Keyward's to guess.
+        XCTAssertEqual(refusal(gemini, #"{"generationConfig":{"maxOutputTokens":10},"generation_config":{"max_output_tokens":99999}}"#),
+                       BodyRuleRefusal(.malformed, "json_ambiguous"))
+        // A proto-named cap within bounds counts as the body's cap: nothing is added.
+        let body = #"{"contents":[],"generation_config":{"max_output_tokens":512}}"#
+        XCTAssertEqual(try forwarded(gemini, body), body)
+        // A proto-named object without a cap gets the cap inside it, not a second object.
+        XCTAssertEqual(try forwarded(gemini, #"{"contents":[],"generation_config":{"temperature":1}}"#),
+                       #"{"contents":[],"generation_config":{"temperature":1,"maxOutputTokens":1024}}"#)
+    }
+
     func testWhatIsNotOneStrictObjectIsMalformed() {
         let cases: [(String, String)] = [
             (#"{"model":"gpt-4o-mini","model":"gpt-4o"}"#, "json_ambiguous"),

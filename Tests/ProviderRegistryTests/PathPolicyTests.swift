@@ -45,6 +45,11 @@ final class PathPolicyTests: XCTestCase {
             XCTAssertEqual(outcome(demo, path), "cost 5", path)
         }
         XCTAssertEqual(outcome(demo, "/V1/FILES/Report.PDF"), "cost 2")
+        // Characters whose case partner is ASCII, which Java and .NET servers fold to it.
+        for path in ["/v1/model%C5%BF", "/v1/MODEL%C5%BF"] {
+            XCTAssertEqual(outcome(demo, path), "cost 5", path)
+        }
+        XCTAssertEqual(outcome(demo, "/v1/f%C4%B1les/report"), "cost 2", "dotless i")
         // The path still goes upstream as sent.
         let segments = try ProxyPath.canonicalSegments(rawPath: "/V1/Models")
         XCTAssertEqual(demo.upstreamURL(segments: segments, query: nil), "https://api.example.com/V1/Models")

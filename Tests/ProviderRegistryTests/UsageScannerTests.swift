@@ -48,6 +48,21 @@ final class UsageScannerTests: XCTestCase {
         XCTAssertEqual(usage(.openAI, sse: false, text), UsageScanner.Usage(input: 10, output: 20))
     }
 
+    func testAStreamedResponsesCallReportsInResponseCompleted() {
+        let text = "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"resp_1\",\"usage\":null}}\n\n"
+            + "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"Hi\"}\n\n"
+            + "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_1\","
+            + "\"usage\":{\"input_tokens\":10,\"output_tokens\":20,\"total_tokens\":30}}}\n\n"
+        XCTAssertEqual(usage(.openAI, sse: true, text), UsageScanner.Usage(input: 10, output: 20))
+    }
+
+    func testAnthropicUsageInsideAToolCallsInputIsNotTheAnswers() {
+        // The model writes tool_use.input: a usage object there must not replace the real figures.
+        let text = #"{"usage":{"input_tokens":100000,"output_tokens":1000},"content":[{"type":"tool_use","#
+            + #""input":{"usage":{"input_tokens":0,"cache_read_input_tokens":0}}}]}"#
+        XCTAssertEqual(usage(.anthropic, sse: false, text), UsageScanner.Usage(input: 100000, output: 1000))
+    }
+
     func testUsageDeeperThanTheTopLevelIsNotTheAnswers() {
         // A tool's arguments object (a real object in the answer) holding a "usage" member.
         let text = #"{"content":[{"type":"tool_use","input":{"usage":{"prompt_tokens":1,"completion_tokens":1}}}]}"#

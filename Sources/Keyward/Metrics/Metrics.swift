@@ -17,7 +17,7 @@ public final class Metrics: Sendable {
         ("keyward_credits_spent_total", "Credits charged to the daily budgets, by provider and tier."),
         ("keyward_credits_released_total", "Credits given back for calls the provider never answered usefully, and the unused part of metered calls' holds, by provider and tier."),
         ("keyward_metered_calls_total", "Calls of metered allow rules at their end, by provider and outcome (settled: charged the reported usage; no_usage: no usage seen, the hold kept; over_hold: the usage was above the hold, the hold kept; released: given back whole)."),
-        ("keyward_metered_tokens_total", "Tokens reported by providers of metered calls that settled, by provider and kind (input, output)."),
+        ("keyward_metered_tokens_total", "Tokens reported by providers of metered calls (settled, or over their hold), by provider and kind (input, output)."),
         ("keyward_budget_warnings_total", "Daily warnings that the app's credits crossed warn_at_percent of its ceiling."),
         ("keyward_app_key_requests_total", "Handshake route requests by publishable app key name and outcome (ok, rate_limited; app=\"-\" invalid)."),
         ("keyward_devicecheck_total", "DeviceCheck look-ups at attest time and bit-0 updates, by outcome (unreachable = failed open)."),

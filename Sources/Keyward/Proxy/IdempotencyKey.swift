@@ -14,7 +14,9 @@ enum IdempotencyKey {
     ///   `idempotency_key_invalid` (a byte outside `%x21-7E`).
     static func value(of head: HTTPRequestHead) throws(APIError) -> String? {
         let fields = head.headers(named: "idempotency-key")
-        guard let value = fields.first else { return nil }
+        // RFC 9110 §5.5: whitespace around a field value is not part of it.
+        guard let value = fields.first.map({ String($0.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed()) })
+        else { return nil }
         guard fields.count == 1 else { throw APIError(.badRequest, reason: "idempotency_key_repeated") }
         guard !value.isEmpty else { throw APIError(.badRequest, reason: "idempotency_key_empty") }
         guard value.utf8.count <= maximumBytes else { throw APIError(.badRequest, reason: "idempotency_key_too_long") }

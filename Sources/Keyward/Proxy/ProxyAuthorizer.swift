@@ -51,7 +51,7 @@ struct ProxyAuthorizer: Sendable {
     func checkBody(_ body: [UInt8], provider: Provider, rule: AllowRule?) throws(APIError) -> [UInt8] {
         guard let bodyRule = rule?.body else { return body }
         do {
-            return try bodyRule.check(body, mayRewrite: !provider.requireAssertion, addStreamUsage: rule?.meter?.format == .openAI) ?? body
+            return try bodyRule.check(body, mayRewrite: !provider.requireAssertion, addStreamUsage: Self.asksForStreamUsage(rule, bodyRule)) ?? body
         } catch {
             throw APIError(error.kind == .malformed ? .badRequest : .bodyRuleRefused, reason: error.reason)
         }
@@ -100,4 +100,12 @@ struct ProxyAuthorizer: Sendable {
         let device = try assertions.registeredDevice(claims.sub, unknown: .attestationInvalid, record: record)
         try assertions.verify(assertion, device: device, clientDataHash: SHA256.hash(clientData), kind: .request, record: record)
     }
+
+    /// Whether a streamed call must be made to ask for its usage: OpenAI's chat completions report
+    /// a stream's usage only with `stream_options.include_usage`; its Responses API (the rule that
+    /// caps `max_output_tokens`) always reports it in `response.completed` and has no such option.
+    static func asksForStreamUsage(_ rule: AllowRule?, _ bodyRule: BodyRule) -> Bool {
+        rule?.meter?.format == .openAI && bodyRule.capMember != .maxOutputTokens
+    }
+
 }

@@ -64,7 +64,8 @@ final class ProxyPipeline: Sendable {
             let segments = try authorizer.authorize(head, body: body, route: route, claims: claims, record: record)
             let rule = route.provider.rule(method: head.method, segments: segments)
             let forwardedBody = try authorizer.checkBody(body, provider: route.provider, rule: rule)
-            let (request, responseHead) = try rewriteRequest(head, body: forwardedBody, route: route, segments: segments, record: record)
+            let (request, responseHead) = try rewriteRequest(
+                head, body: forwardedBody, route: route, segments: segments, record: record, metered: rule?.meter != nil)
             let (finisher, lifecycle, time, slots) = (self.finisher, self.lifecycle, self.time, self.slots)
             let provider = route.provider
             let slotLimit = provider.maxUpstreamConnections ?? defaultMaxUpstreamConnections
@@ -236,16 +237,26 @@ final class ProxyPipeline: Sendable {
     /// credentials, cookies, forwarding and hop-by-hop fields, then `Host` and the injected key.
     /// - Returns: the upstream request, and the response-head rewrite that removes the same key.
     /// - Throws: `internal_error` `provider_key_missing` when the snapshot lacks the provider's key.
+    ///
+    /// A metered call asks for its answer uncompressed (`Accept-Encoding: identity`, RFC 9110
+    /// §12.5.3, in place of the client's): the usage is read from the relayed bytes, and a gzip or
+    /// br answer would hide it and keep the whole hold.
     func rewriteRequest(
-        _ head: HTTPRequestHead, body: [UInt8], route: ProxyRoute, segments: [String], record: RequestRecord
+        _ head: HTTPRequestHead, body: [UInt8], route: ProxyRoute, segments: [String], record: RequestRecord,
+        metered: Bool = false
     ) throws(APIError) -> (UpstreamRequest, ProxyResponseHead) {
         guard let credential = route.credential else { throw APIError(.internalError, reason: "provider_key_missing") }
         let provider = route.provider
         let query = RequestRewrite.upstreamQuery(head.query, provider: provider, credential: credential)
         let url = provider.upstreamURL(segments: segments, query: query)
-        let headers = RequestRewrite.upstreamHeaders(client: head.headers, provider: provider, credential: credential)
+        var headers = RequestRewrite.upstreamHeaders(client: head.headers, provider: provider, credential: credential)
+            .map { ($0.name, $0.value) }
+        if metered {
+            headers.removeAll { $0.0.lowercased() == "accept-encoding" }
+            headers.append(("Accept-Encoding", "identity"))
+        }
         let request = UpstreamRequest(
-            url: url, method: head.method, headers: headers.map { ($0.name, $0.value) }, body: body,
+            url: url, method: head.method, headers: headers, body: body,
             connectTimeoutMs: provider.connectTimeoutMs, idleTimeoutMs: provider.idleTimeoutMs)
         return (request, ProxyResponseHead(credential: credential, requestID: record.id, providerName: provider.name))
     }

@@ -32,7 +32,8 @@ extension BodyRule {
     /// Rules, in order: `body` is one object by `StrictJSON`'s rules (numbers in full, depth at
     /// most ``maximumDepth``); `model` is a string among `models`; each output member present
     /// (``TokenMember``) is an integer in 0...`maxTokens`; `stream`, when present, is a boolean
-    /// that keeps `stream`; `n` and `generationConfig.candidateCount`, when present, are integers
+    /// that keeps `stream`; `n` and `generationConfig.candidateCount` (either spelling of
+    /// Google's, `generation_config.candidate_count` too), when present, are integers
     /// in 1...`maxChoices`. A body that names no output member while the rule has a cap gets
     /// `capMember`. With `addStreamUsage` (a metered OpenAI call), a body with `"stream": true`
     /// gets `"stream_options":{"include_usage":true}` (or `include_usage` inside its
@@ -65,11 +66,15 @@ extension BodyRule {
             case "stream_options": streamOptions = member
             case "n": choices.append(member)
             case "max_tokens", "max_completion_tokens", "max_output_tokens": caps.append(member)
-            case "generationConfig":
+            // Google's APIs read protobuf JSON, which takes each field by its lowerCamelCase JSON name
+            // or its proto name (`generation_config`, `max_output_tokens`, `candidate_count`):
+            // both spellings are checked, and a body naming the object both ways is ambiguous.
+            case "generationConfig", "generation_config":
+                guard generationConfig == nil else { throw BodyRuleRefusal(.malformed, "json_ambiguous") }
                 generationConfig = member
                 for inner in member.members ?? [] {
-                    if inner.name == "maxOutputTokens" { caps.append(inner) }
-                    if inner.name == "candidateCount" { choices.append(inner) }
+                    if inner.name == "maxOutputTokens" || inner.name == "max_output_tokens" { caps.append(inner) }
+                    if inner.name == "candidateCount" || inner.name == "candidate_count" { choices.append(inner) }
                 }
             default: break
             }

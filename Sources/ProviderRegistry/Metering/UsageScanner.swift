@@ -9,8 +9,11 @@ import Glibc
 ///
 /// It looks for integer members of a usage object (`usage`, or Gemini's `usageMetadata`) that is
 /// a member of a top-level object, or of an object in a top-level array (Gemini's streamed JSON
-/// array): Anthropic's `message_start` carries its first figures one level deeper
-/// (`message.usage`), so those count only toward the input. Each figure found replaces the one
+/// array), or one level deeper in the one wrapper each format documents: Anthropic's
+/// `message_start` carries its first figures in `message.usage` (they count only toward the
+/// input), OpenAI's Responses API its closing ones in `response.usage` (`response.completed`).
+/// A usage object anywhere else (inside a tool call's arguments the model wrote, say) is never
+/// read. Each figure found replaces the one
 /// before (providers report running totals), so the last one stands. Text inside a string, such
 /// as generated content that spells `"usage"`, is never read as a key.
 ///
@@ -36,7 +39,8 @@ public struct UsageScanner: Sendable {
     public static let maximumKeyBytes = PackedKey.capacity
 
     private enum Frame: Sendable {
-        case object(usage: Bool)
+        /// `usage`: opened by the usage key; `wrapper`: opened by the format's wrapper key.
+        case object(usage: Bool, wrapper: Bool)
         case array
     }
 
@@ -168,7 +172,7 @@ public struct UsageScanner: Sendable {
             lastString = nil
         case UInt8(ascii: "{"):
             endNumber()
-            push(.object(usage: key == usageKey))
+            push(.object(usage: key == usageKey, wrapper: wrapperKey != nil && key == wrapperKey))
         case UInt8(ascii: "["):
             endNumber()
             push(.array)
@@ -214,14 +218,26 @@ public struct UsageScanner: Sendable {
 
     private var usageKey: PackedKey { format == .gemini ? UsageKeys.usageMetadata : UsageKeys.usage }
 
-    /// Where the open usage object sits: nil when the innermost object is no usage object; true
-    /// when it is a member of a top-level object (or of an object in a top-level array).
+    /// The member that wraps a usage object one level down: Anthropic's `message`, OpenAI's
+    /// `response`; Gemini has none.
+    private var wrapperKey: PackedKey? {
+        switch format {
+        case .openAI: UsageKeys.response
+        case .anthropic: UsageKeys.message
+        case .gemini: nil
+        }
+    }
+
+    /// Where the open usage object sits: nil when the innermost object is no usage object or sits
+    /// anywhere but the places read; true when it is a member of a top-level object (or of an
+    /// object in a top-level array); false when it is in the format's wrapper object.
     private var usagePlacement: Bool? {
-        guard overflow == 0, case .object(usage: true)? = frames.last else { return nil }
+        guard overflow == 0, case .object(usage: true, _)? = frames.last else { return nil }
         let depth = frames.count
         if depth == 2, case .object = frames[0] { return true }
         if depth == 3, case .array = frames[0], case .object = frames[1] { return true }
-        return false
+        if depth == 3, case .object = frames[0], case .object(_, wrapper: true) = frames[1] { return false }
+        return nil
     }
 
     private mutating func endNumber() {
@@ -234,7 +250,6 @@ public struct UsageScanner: Sendable {
         guard !negative, let name = key, let topLevel = usagePlacement else { return }
         switch format {
         case .openAI:
-            guard topLevel else { return }
             if name == UsageKeys.promptTokens || name == UsageKeys.inputTokens { input = value }
             if name == UsageKeys.completionTokens || name == UsageKeys.outputTokens { output = value }
         case .anthropic:
@@ -311,6 +326,8 @@ struct PackedKey: Sendable, Equatable {
 enum UsageKeys {
     static let usage = PackedKey("usage")
     static let usageMetadata = PackedKey("usageMetadata")
+    static let message = PackedKey("message")
+    static let response = PackedKey("response")
     static let promptTokens = PackedKey("prompt_tokens")
     static let completionTokens = PackedKey("completion_tokens")
     static let inputTokens = PackedKey("input_tokens")

@@ -29,7 +29,7 @@ public struct AllowRule: Sendable, Equatable {
 
     /// This rule with its path's literals lowercased, for a provider matching paths
     /// case-insensitively (`path_case = "insensitive"`).
-    func lowercased() -> AllowRule { AllowRule(method: method, path: path.lowercased(), cost: cost) }
+    func lowercased() -> AllowRule { AllowRule(method: method, path: path.lowercased(), cost: cost, body: body, meter: meter) }
 
     /// Whether a request with `method` and canonical `segments` is allowed by this rule.
     @inline(__always)

@@ -96,12 +96,12 @@ public struct PathPattern: Sendable, Equatable, CustomStringConvertible {
 }
 
 extension PathPattern {
-    /// This pattern with every literal lowercased (`String.lowercased()`), as written otherwise:
+    /// This pattern with every literal case-folded (`PathPolicy.caseFolded`), as written otherwise:
     /// what a provider with `path_case = "insensitive"` matches lowercased paths against.
     func lowercased() -> PathPattern {
         PathPattern(
             segments: segments.map { segment in
-                if case .literal(let text) = segment { return .literal(text.lowercased()) }
+                if case .literal(let text) = segment { return .literal(PathPolicy.caseFolded(text)) }
                 return segment
             },
             endsInSlash: endsInSlash, description: description)

@@ -5,8 +5,8 @@
 ///
 /// providers.toml, per provider:
 /// - `path_case = "sensitive"` (default) | `"insensitive"`: an upstream whose routing ignores case.
-///   Under `insensitive` allow rules and cost rules match paths case-insensitively (both lowercased
-///   with Swift's `lowercased()`); the path goes upstream as sent.
+///   Under `insensitive` allow rules and cost rules match paths case-insensitively (both folded by
+///   ``caseFolded(_:)``); the path goes upstream as sent.
 /// - `path_semicolons = "refuse"` (default) | `"allow"`: many servers (Tomcat, Jetty, Spring) drop a
 ///   `;parameters` tail from each segment before routing, so `/v1/models;x` is `/v1/models` there.
 ///   Under `refuse` a segment holding `;` (raw or as `%3B`) is refused with 400; `allow` is for
@@ -32,6 +32,14 @@ public struct PathPolicy: Sendable, Equatable {
 
     /// `path_case` values.
     static let caseValues = ["sensitive", "insensitive"]
+
+    /// `text` folded for case-insensitive matching: each character upper-cased, then lower-cased,
+    /// as Java's `equalsIgnoreCase` and .NET's ordinal-ignore-case compare, so the characters
+    /// whose case partner is ASCII (`ſ` → `s`, the Kelvin sign `K` → `k`, `ı` → `i`) fold to it
+    /// and cannot name a costly path past its rule. ASCII alone is only lower-cased.
+    static func caseFolded(_ text: String) -> String {
+        text.utf8.allSatisfy({ $0 < 0x80 }) ? text.lowercased() : text.uppercased().lowercased()
+    }
     /// `path_semicolons` values.
     static let semicolonValues = ["refuse", "allow"]
 }

@@ -89,7 +89,7 @@ public struct Provider: Sendable, Equatable {
     /// The index in `allow` of the first rule matching `method` on `segments`: the one that
     /// decides the call and its cost; nil when none does.
     func decidingRule(method: String, segments: [String]) -> Int? {
-        let matched = pathPolicy.caseInsensitive ? segments.map { $0.lowercased() } : segments
+        let matched = pathPolicy.caseInsensitive ? segments.map(PathPolicy.caseFolded) : segments
         return matchingRules.firstIndex { $0.matches(method: method, segments: matched) }
     }
 

@@ -55,6 +55,12 @@ final class IdempotencyKeyFieldTests: XCTestCase {
             }
         }
         XCTAssertEqual(try used(), 20)
+        // Whitespace around the value is not part of it (RFC 9110 §5.5): the same key, one charge.
+        for key in ["order-7", "order-7 \t", " order-7"] {
+            let response = try env.client.call("GET", "/p/paid/v1/models", headers: [env.bearer(token), ("Idempotency-Key", key)])
+            XCTAssertEqual(response.status, 200, key.debugDescription)
+        }
+        XCTAssertEqual(try used(), 30)
     }
 
     func testFreeRepeatsCarryTheDevicesRateLimitFields() throws {

@@ -111,6 +111,21 @@ final class MeteringTests: XCTestCase {
         XCTAssertEqual(env.deployment.service.metrics.value("keyward_metered_tokens_total", ["provider": "openai", "kind": "output"]), 300)
     }
 
+    func testAMeteredCallAsksForAnUncompressedAnswerWhateverTheClientAccepts() throws {
+        // Phones' HTTP stacks send Accept-Encoding: gzip; a compressed answer would hide its usage
+        // from the scanner and keep the whole hold.
+        try start()
+        let (_, token) = try env.session()
+        let before = try XCTUnwrap(try usedToday(token))
+        let answer = try env.client.stream(
+            "POST", "/p/openai/v1/chat/completions",
+            headers: [env.bearer(token), ("Content-Type", "application/json"), ("Accept-Encoding", "gzip, br"), ("accept-encoding", "zstd")],
+            body: Array(#"{"model":"m","messages":[{"role":"user","content":"hi"}]}"#.utf8)) { _ in }
+        XCTAssertEqual(answer.status, 200)
+        XCTAssertEqual(try XCTUnwrap(openAI.received.last).acceptEncoding, ["identity"])
+        XCTAssertTrue(waitUntil { (try? self.usedToday(token)) == before + MeteredProviders.settled })
+    }
+
     func testAStreamedCallSettlesFromItsLastChunk() throws {
         try start()
         let (_, token) = try env.session()

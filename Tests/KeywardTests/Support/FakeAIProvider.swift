@@ -14,6 +14,8 @@ final class FakeAIProvider: Sendable {
     struct Received: Sendable {
         let target: String
         let body: [UInt8]
+        /// Every `Accept-Encoding` value the request carried, in order.
+        var acceptEncoding: [String] = []
     }
 
     let format: Format
@@ -37,7 +39,8 @@ final class FakeAIProvider: Sendable {
             configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2),
             bodyLimit: { _ in 1 << 20 },
             handler: { head, body, writer in
-                log.received.withLock { $0.append(Received(target: head.target, body: body)) }
+                let encodings = head.headers.filter { $0.name.lowercased() == "accept-encoding" }.map(\.value)
+                log.received.withLock { $0.append(Received(target: head.target, body: body, acceptEncoding: encodings)) }
                 let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
                 let streams = object["stream"] as? Bool == true
                 let includeUsage = (object["stream_options"] as? [String: Any])?["include_usage"] as? Bool == true

@@ -90,6 +90,10 @@ public final class ProviderRequest {
         if (!path.startsWith("/") || !path.chars().allMatch(c -> PATH_CHARACTERS.indexOf(c) >= 0)) {
             throw invalid("path must start with '/' and be percent-encoded (RFC 3986 pchar and '/')");
         }
+        // Keyward refuses dot segments (they would name another path once resolved): say so here.
+        for (String segment : path.split("/", -1)) {
+            if (segment.equals(".") || segment.equals("..")) throw invalid("path must not contain '.' or '..' segments");
+        }
         if (query != null && !query.chars().allMatch(c -> c == '?' || PATH_CHARACTERS.indexOf(c) >= 0)) {
             throw invalid("query must be percent-encoded (RFC 3986 query characters)");
         }

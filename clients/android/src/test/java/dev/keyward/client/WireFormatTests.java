@@ -60,7 +60,9 @@ final class WireFormatTests {
     @Test
     void requestsThatWouldFormAnotherUrlAreRefusedBeforeAnythingIsSent() throws Exception {
         ProviderRequest.get("openai", "/v1/models", "a=1&b=%20").validate();
-        String[][] bad = {{"open ai", "/v1"}, {"openai", "v1"}, {"openai", "/v1/a b"}, {"openai", "/v1/#x"}, {"", "/v1"}};
+        String[][] bad = {{"open ai", "/v1"}, {"openai", "v1"}, {"openai", "/v1/a b"}, {"openai", "/v1/#x"}, {"", "/v1"},
+            {"openai", "/v1/../models"}, {"openai", "/v1/./models"}, {"openai", "/v1/.."}};
+        ProviderRequest.get("openai", "/v1/file.v2/...x", null).validate();
         for (String[] parts : bad) {
             KeywardException thrown = assertThrows(KeywardException.class, () -> ProviderRequest.get(parts[0], parts[1], null).validate());
             assertEquals(KeywardException.Kind.INVALID_REQUEST, thrown.kind());
