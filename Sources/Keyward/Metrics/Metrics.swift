@@ -221,25 +221,42 @@ public final class Metrics: Sendable {
     /// empty for no labels (a bare `name value` line: the format has no empty braces).
     static func labelText(_ labels: KeyValuePairs<String, String>) -> String {
         guard !labels.isEmpty else { return "" }
-        var text = "{"
-        for (index, (name, value)) in labels.enumerated() {
-            if index > 0 { text += "," }
-            text += name + "=\""
-            // Route, provider and status values never need escaping: the common case is one append.
-            if !value.utf8.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\n") }) {
-                text += value + "\""
-                continue
-            }
-            for character in value {
-                switch character {
-                case "\\": text += "\\\\"
-                case "\"": text += "\\\""
-                case "\n": text += "\\n"
-                default: text.append(character)
-                }
-            }
-            text += "\""
+        // Sized first, then written in place: one allocation per label set, however many labels
+        // (a proxied call moves several counters, a metered one a few more).
+        var size = 1   // the closing brace
+        for (name, value) in labels {
+            size += name.utf8.count + 4   // `{` or `,`, `=`, the two quotes
+            for byte in value.utf8 { size += Self.needsEscape(byte) ? 2 : 1 }
         }
-        return text + "}"
+        return String(unsafeUninitializedCapacity: size) { buffer in
+            var at = 0
+            func put(_ byte: UInt8) {
+                buffer[at] = byte
+                at += 1
+            }
+            for (index, (name, value)) in labels.enumerated() {
+                put(index == 0 ? UInt8(ascii: "{") : UInt8(ascii: ","))
+                for byte in name.utf8 { put(byte) }
+                put(UInt8(ascii: "="))
+                put(UInt8(ascii: "\""))
+                for byte in value.utf8 {
+                    switch byte {
+                    case UInt8(ascii: "\\"): put(byte); put(byte)
+                    case UInt8(ascii: "\""): put(UInt8(ascii: "\\")); put(byte)
+                    case UInt8(ascii: "\n"): put(UInt8(ascii: "\\")); put(UInt8(ascii: "n"))
+                    default: put(byte)
+                    }
+                }
+                put(UInt8(ascii: "\""))
+            }
+            put(UInt8(ascii: "}"))
+            return at
+        }
+    }
+
+    /// Backslash, quote and newline are written escaped in a label value (two bytes each); these
+    /// are ASCII, never part of a multi-byte UTF-8 sequence, so bytes can be tested one by one.
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\n")
     }
 }
