@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets and runs them; see fuzz/README.md.
 # usage: fuzz/run.sh [seconds-per-target (default 600)] [target ...]
-#   targets: cbor attestation proxypath session integrity receipt http1
+#   targets: cbor attestation proxypath session integrity receipt http1 bodyrule
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET="${1:-600}"
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(cbor attestation proxypath session integrity receipt http1)
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(cbor attestation proxypath session integrity receipt http1 bodyrule)
 OUT=.build/fuzz
 mkdir -p "$OUT"
 FLAGS=(-O -sanitize=fuzzer -parse-as-library -g)
@@ -73,6 +73,10 @@ swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" -enable-testing -module-name PlayIn
 swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" fuzz/FuzzProxyPath.swift "$OUT/libProviderRegistry.a" "$OUT/libTOMLDecoding.a" \
     "$OUT/libHTTPFields.a" "$OUT/libKeywardSupport.a" "$OUT/ctoml.o" \
     -lstdc++ -o "$OUT/fuzz-proxypath"
+# JSON body rules and the usage scanners: ProviderRegistry again (StrictJSON is KeywardSupport's).
+swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" fuzz/FuzzBodyRule.swift "$OUT/libProviderRegistry.a" "$OUT/libTOMLDecoding.a" \
+    "$OUT/libHTTPFields.a" "$OUT/libKeywardSupport.a" "$OUT/ctoml.o" \
+    -lstdc++ -o "$OUT/fuzz-bodyrule"
 # The request-head parser and chunked decoder: HTTP1Codec over HTTPFields, nothing else.
 swiftc "${FLAGS[@]}" "${CMODS[@]}" -I "$OUT" -module-name HTTP1Codec -emit-library -static -emit-module \
     -emit-module-path "$OUT/HTTP1Codec.swiftmodule" -o "$OUT/libHTTP1Codec.a" Sources/HTTP1Codec/*.swift
@@ -102,6 +106,27 @@ python3 - "$OUT/seeds-http1" <<'PY'
 import json, os, sys
 for index, case in enumerate(json.load(open("Tests/Fixtures/http1-heads/corpus.json"))):
     open(os.path.join(sys.argv[1], "%03d-%s" % (index, case["name"])), "wb").write(case["head"].encode("latin-1"))
+PY
+
+# Body rules and usage: request bodies and answers in each provider's documented shape.
+mkdir -p "$OUT/seeds-bodyrule"
+python3 - "$OUT/seeds-bodyrule" <<'PY'
+import os, sys
+seeds = [
+    '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"stream":true}',
+    '{"model":"gpt-4o-mini","max_tokens":10,"stream_options":{}}',
+    '{"contents":[],"generationConfig":{"temperature":1,"candidateCount":2}}',
+    '{"contents":[],"generation_config":{"max_output_tokens":100}}',
+    '{"model":"m","input":"hi","stream":true,"max_output_tokens":64}',
+    '{"usage":{"prompt_tokens":1200,"completion_tokens":300}}',
+    'data: {"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3}}\n\ndata: [DONE]\n\n',
+    'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":10,"output_tokens":1}}}\n\n'
+    'event: message_delta\ndata: {"type":"message_delta","usage":{"output_tokens":20}}\n\n',
+    'data: {"type":"response.completed","response":{"usage":{"input_tokens":10,"output_tokens":20}}}\n\n',
+    '[{"candidates":[],"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":7,"thoughtsTokenCount":2}}]',
+]
+for index, text in enumerate(seeds):
+    open(os.path.join(sys.argv[1], "%02d" % index), "wb").write(text.encode())
 PY
 
 # Receipt payloads: the signed content of every real attestation's receipt (openssl cms extracts

@@ -71,6 +71,21 @@ final class RequestRewriteTests: XCTestCase {
         ])
     }
 
+    func testAnUncompressedAnswerReplacesEveryAcceptEncodingOfTheClient() throws {
+        let openai = try provider("openai")
+        let credential = try ProviderCredential(provider: openai, secretValue: key)
+        let client = [("Accept-Encoding", "gzip, br"), ("content-type", "application/json"), ("ACCEPT-ENCODING", "zstd")]
+        let metered = RequestRewrite.upstreamHeaders(client: client, provider: openai, credential: credential, uncompressedAnswer: true)
+        XCTAssertEqual(metered.map { "\($0.name): \($0.value)" }, [
+            "content-type: application/json",
+            "Host: api.openai.com",
+            "Authorization: Bearer sk-test-123",
+            "Accept-Encoding: identity",
+        ])
+        let plain = RequestRewrite.upstreamHeaders(client: client, provider: openai, credential: credential)
+        XCTAssertEqual(plain.filter { $0.name.lowercased() == "accept-encoding" }.map(\.value), ["gzip, br", "zstd"])
+    }
+
     func testProviderAuthHeaderAndFixedHeadersReplaceTheClientsCopies() throws {
         let anthropic = try provider("anthropic")
         let credential = try ProviderCredential(provider: anthropic, secretValue: key)

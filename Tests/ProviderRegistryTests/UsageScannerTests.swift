@@ -56,6 +56,13 @@ final class UsageScannerTests: XCTestCase {
         XCTAssertEqual(usage(.openAI, sse: true, text), UsageScanner.Usage(input: 10, output: 20))
     }
 
+    func testALineFeedAfterABackslashStillEndsTheEventsLine() {
+        // Found by fuzz-bodyrule: a line ending inside a string right after a backslash. Each line
+        // is its own JSON value, so the next line's usage counts however the bytes are split.
+        let text = "data: {\"a\\\ndata: {\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":7}}\n\n"
+        XCTAssertEqual(usage(.openAI, sse: true, text), UsageScanner.Usage(input: 5, output: 7))
+    }
+
     func testAnthropicUsageInsideAToolCallsInputIsNotTheAnswers() {
         // The model writes tool_use.input: a usage object there must not replace the real figures.
         let text = #"{"usage":{"input_tokens":100000,"output_tokens":1000},"content":[{"type":"tool_use","#

@@ -238,9 +238,8 @@ final class ProxyPipeline: Sendable {
     /// - Returns: the upstream request, and the response-head rewrite that removes the same key.
     /// - Throws: `internal_error` `provider_key_missing` when the snapshot lacks the provider's key.
     ///
-    /// A metered call asks for its answer uncompressed (`Accept-Encoding: identity`, RFC 9110
-    /// §12.5.3, in place of the client's): the usage is read from the relayed bytes, and a gzip or
-    /// br answer would hide it and keep the whole hold.
+    /// A metered call asks for its answer uncompressed (`RequestRewrite.upstreamHeaders`'s
+    /// `uncompressedAnswer`): its usage is read from the relayed bytes.
     func rewriteRequest(
         _ head: HTTPRequestHead, body: [UInt8], route: ProxyRoute, segments: [String], record: RequestRecord,
         metered: Bool = false
@@ -249,14 +248,9 @@ final class ProxyPipeline: Sendable {
         let provider = route.provider
         let query = RequestRewrite.upstreamQuery(head.query, provider: provider, credential: credential)
         let url = provider.upstreamURL(segments: segments, query: query)
-        var headers = RequestRewrite.upstreamHeaders(client: head.headers, provider: provider, credential: credential)
-            .map { ($0.name, $0.value) }
-        if metered {
-            headers.removeAll { $0.0.lowercased() == "accept-encoding" }
-            headers.append(("Accept-Encoding", "identity"))
-        }
+        let headers = RequestRewrite.upstreamHeaders(client: head.headers, provider: provider, credential: credential, uncompressedAnswer: metered)
         let request = UpstreamRequest(
-            url: url, method: head.method, headers: headers, body: body,
+            url: url, method: head.method, headers: headers.map { ($0.name, $0.value) }, body: body,
             connectTimeoutMs: provider.connectTimeoutMs, idleTimeoutMs: provider.idleTimeoutMs)
         return (request, ProxyResponseHead(credential: credential, requestID: record.id, providerName: provider.name))
     }

@@ -146,7 +146,12 @@ public struct UsageScanner: Sendable {
 
     private mutating func step(_ byte: UInt8) {
         if inString {
-            if escaped {
+            // A line feed ends an event's line even after a backslash: RFC 8259 strings hold no
+            // raw line feed, and each line is read on its own (a whole line without `usage` is
+            // skipped unread, so reading on past it would make the figures depend on the split).
+            if byte == 0x0A && serverSentEvents {
+                resetLine()
+            } else if escaped {
                 escaped = false
                 string.markTooLong()   // no key looked for has an escape
             } else if byte == UInt8(ascii: "\\") {
@@ -154,8 +159,6 @@ public struct UsageScanner: Sendable {
             } else if byte == UInt8(ascii: "\"") {
                 inString = false
                 lastString = string.isTooLong ? nil : string
-            } else if byte == 0x0A && serverSentEvents {
-                resetLine()
             } else {
                 string.append(byte)
             }

@@ -13,10 +13,15 @@ public enum RequestRewrite {
     /// 3. the provider's fixed headers;
     /// 4. the key (header and basic auth; query auth goes through `upstreamQuery`).
     ///
+    /// With `uncompressedAnswer` (a metered call, whose usage is read from the relayed bytes) the
+    /// client's `Accept-Encoding` is dropped and `Accept-Encoding: identity` (RFC 9110 §12.5.3)
+    /// sent in its place: a gzip or br answer would hide the usage.
+    ///
     /// The client's address is never added. `Content-Length` is left to the upstream client, which
     /// sends the buffered body with its exact length.
     public static func upstreamHeaders(
-        client: [(name: String, value: String)], provider: Provider, credential: ProviderCredential
+        client: [(name: String, value: String)], provider: Provider, credential: ProviderCredential,
+        uncompressedAnswer: Bool = false
     ) -> [(name: String, value: String)] {
         let nominated = HeaderRules.connectionNominated(client)
         var headers: [(name: String, value: String)] = []
@@ -24,7 +29,8 @@ public enum RequestRewrite {
         for field in client {
             if HeaderRules.requestDroppedSet.contains(field.name)
                 || provider.providerDroppedHeaders.contains(field.name)
-                || nominated?.contains(field.name) == true {
+                || nominated?.contains(field.name) == true
+                || (uncompressedAnswer && HTTPBytes.equalsIgnoringCase(field.name, staticLowercased: "accept-encoding")) {
                 continue
             }
             headers.append(field)
@@ -32,6 +38,7 @@ public enum RequestRewrite {
         headers.append((name: "Host", value: provider.origin.hostHeader))
         for extra in provider.extraHeaders { headers.append((name: extra.name, value: extra.value)) }
         if let header = credential.header { headers.append((name: header.name, value: header.value)) }
+        if uncompressedAnswer { headers.append((name: "Accept-Encoding", value: "identity")) }
         return headers
     }
 
