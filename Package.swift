@@ -48,7 +48,7 @@ let package = Package(
         // The strict RFC 9112 request codec: head parser and chunked body decoder, bytes in, offsets
         // or a refusal out (no I/O; fuzzed and read against h11, fuzz/ and scripts/h11-differential.sh).
         .target(name: "HTTP1Codec", dependencies: ["HTTPFields"]),
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CShims", "KeywardSupport", "HTTPFields"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CShims", "KeywardSupport", "HTTPFields", "HTTP1Codec"]),
         .target(name: "Upstream", dependencies: ["CCurl", "CShims", "KeywardSupport", "HTTPFields"]),
 
         // The application: routes, handshakes, the proxy's phases, the server and its lifecycle.
@@ -86,7 +86,7 @@ let package = Package(
         .testTarget(name: "LimitsTests", dependencies: ["Limits", "KeywardSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestWaiting"]),
         .testTarget(name: "HTTP1CodecTests", dependencies: ["HTTP1Codec"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPFields", "TestWaiting"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPFields", "HTTP1Codec", "CShims", "TestWaiting"]),
         .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer", "KeywardSupport", "TestWaiting", "CShims"]),
         .testTarget(name: "KeywardTests", dependencies: ["Keyward", "KeywardDemo", "KeywardCLI", "DeviceSimulator", "TestWaiting", "CSQLite"]),
         // The SDK against a real Keyward on loopback (the demo deployment and its simulated iPhone).

@@ -3,6 +3,7 @@
 #include "openssl_shims.h"
 #include "curl_shims.h"
 #include "microhttpd_shims.h"
+#include "server_shims.h"
 #include "allocator_shims.h"
 #include "stdio_shims.h"
 #include "signal_shims.h"
