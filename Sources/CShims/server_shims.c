@@ -1,6 +1,8 @@
+#define _GNU_SOURCE
 #include "server_shims.h"
 #include <errno.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 
 int kw_server_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t token) {
     struct epoll_event event = { .events = events, .data = { .u64 = token } };
@@ -17,4 +19,11 @@ int kw_server_epoll_wait(int epfd, uint64_t *tokens, uint32_t *events, int capac
         events[i] = ready[i].events;
     }
     return count;
+}
+
+int kw_server_accept(int listener, struct sockaddr *address, unsigned int *length) {
+    socklen_t size = *length;
+    int fd = accept4(listener, address, &size, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    *length = size;
+    return fd;
 }

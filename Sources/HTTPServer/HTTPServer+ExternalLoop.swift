@@ -31,6 +31,7 @@ extension HTTPServer {
     /// The descriptor the loop watches for readability: libmicrohttpd's epoll set over the
     /// listening socket and the connections. -1 unless running with an external loop.
     public var eventDescriptor: Int32 {
+        if let engine { return engine.eventDescriptor }
         guard core.externalLoop != nil else { return -1 }
         return lifecycle.withLock { lifecycle in
             if case .running(let running) = lifecycle { return keyward_mhd_epoll_fd(running.daemon) }
@@ -42,6 +43,7 @@ extension HTTPServer {
     /// connections, idle timeouts. Loop thread only; does nothing once stopped. Handlers run
     /// inside this call.
     public func runOnce() {
+        if let engine { return engine.runOnce() }
         guard core.externalLoop != nil else { return }
         lifecycle.withLock { lifecycle in
             guard case .running(let running) = lifecycle else { return }
@@ -55,6 +57,7 @@ extension HTTPServer {
     /// readable: 0 = at once (a resumed connection, or data libmicrohttpd already holds),
     /// otherwise the nearest idle timeout; nil = no deadline. Loop thread only.
     public var millisecondsUntilRun: Int64? {
+        if let engine { return engine.millisecondsUntilRun }
         guard core.externalLoop != nil else { return nil }
         return lifecycle.withLock { lifecycle -> Int64? in
             guard case .running(let running) = lifecycle else { return nil }

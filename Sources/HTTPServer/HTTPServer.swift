@@ -55,6 +55,8 @@ public final class HTTPServer: Sendable {
     }
 
     let core: ServerCore
+    /// Keyward's own engine when it serves this server (``HTTPServer/Engine``); nil = libmicrohttpd.
+    let engine: EngineServer?
     /// For external-loop servers the lock is also held while the loop runs the daemon, so
     /// ``stop()`` can never free it under a running `MHD_run`.
     let lifecycle = Locked(Lifecycle.idle)
@@ -81,6 +83,24 @@ public final class HTTPServer: Sendable {
         core = ServerCore(
             configuration: configuration, bodyLimit: bodyLimit, onRefusal: onRefusal, externalLoop: externalLoop,
             handler: handler)
+        engine = Engine.selected == .keyward
+            ? EngineServer(configuration: configuration, bodyLimit: bodyLimit, onRefusal: onRefusal,
+                           externalLoop: externalLoop, handler: handler)
+            : nil
+    }
+
+    /// Which engine serves HTTP: read once per process from the environment variable
+    /// `KEYWARD_HTTP_ENGINE` (`keyward` for Keyward's own engine built on `HTTP1Codec`; anything
+    /// else, or unset, for libmicrohttpd, the default until the own engine passes the whole suite).
+    public enum Engine: Sendable, Equatable {
+        case libmicrohttpd
+        case keyward
+
+        /// The engine this process uses.
+        public static let selected: Engine = {
+            guard let value = getenv("KEYWARD_HTTP_ENGINE") else { return .libmicrohttpd }
+            return String(cString: value) == "keyward" ? .keyward : .libmicrohttpd
+        }()
     }
 
     deinit {
@@ -131,6 +151,10 @@ public final class HTTPServer: Sendable {
         ] where value < minimum || value > Int(Int32.max) {
             throw .invalidConfiguration(field)
         }
+        if let engine {
+            try engine.start(at: address, port: port)
+            return
+        }
 
         try lifecycle.withLock { (lifecycle: inout Lifecycle) throws(HTTPServerError) in
             guard case .idle = lifecycle else { throw .notStartable }
@@ -175,7 +199,8 @@ public final class HTTPServer: Sendable {
 
     /// The bound TCP port while running (the ephemeral one when configured with 0); 0 otherwise.
     public var port: UInt16 {
-        lifecycle.withLock { lifecycle in
+        if let engine { return UInt16(engine.boundPort.load(ordering: .acquiring)) }
+        return lifecycle.withLock { lifecycle in
             if case .running(let running) = lifecycle { return running.port }
             return 0
         }
@@ -184,7 +209,8 @@ public final class HTTPServer: Sendable {
     /// Requests in progress (a request line received, the response not yet
     /// fully sent), open streams included. Idle keep-alive connections do not count.
     public var activeRequests: Int {
-        core.activeRequests.load(ordering: .relaxed)
+        if let engine { return engine.activeRequests.load(ordering: .relaxed) }
+        return core.activeRequests.load(ordering: .relaxed)
     }
 
     /// Graceful shutdown: stops accepting connections, lets the requests in
@@ -208,6 +234,7 @@ public final class HTTPServer: Sendable {
     /// its deadline cuts them. Answers already queued and shared canned refusals are unchanged.
     /// Any thread; cannot be undone.
     public func closeConnectionsAfterAnswers() {
+        engine?.closesConnections.store(true, ordering: .relaxed)
         core.closesConnections.store(true, ordering: .relaxed)
     }
 
@@ -217,7 +244,8 @@ public final class HTTPServer: Sendable {
     /// - Returns: false when the server is not running.
     @discardableResult
     public func quiesce() -> Bool {
-        lifecycle.withLock { lifecycle -> Bool in
+        if let engine { return engine.quiesce() }
+        return lifecycle.withLock { lifecycle -> Bool in
             guard case .running(var running) = lifecycle else { return false }
             if running.quiescedSocket == nil {
                 let socket = MHD_quiesce_daemon(running.daemon)
@@ -235,6 +263,7 @@ public final class HTTPServer: Sendable {
     /// requires of a quiesced socket. Connections already accepted are served on. No effect
     /// unless quiesced. Any thread.
     public func closeQuiescedListener() {
+        if let engine { return engine.closeQuiescedListener() }
         lifecycle.withLock { lifecycle in
             guard case .running(let running) = lifecycle, let socket = running.quiescedSocket else { return }
             _ = shutdown(socket, Int32(SHUT_RDWR))
@@ -246,7 +275,7 @@ public final class HTTPServer: Sendable {
     /// - Returns: whether the server went idle in time.
     @discardableResult
     public func waitUntilIdle(deadline: DispatchTime) -> Bool {
-        while core.activeRequests.load(ordering: .relaxed) > 0 {
+        while activeRequests > 0 {
             if DispatchTime.now() >= deadline { return false }
             usleep(10_000)
         }
@@ -259,6 +288,7 @@ public final class HTTPServer: Sendable {
     /// answering them afterwards does nothing. Idempotent. Never call it from a
     /// handler or a stream callback: it joins the worker threads those run on.
     public func stop() {
+        if let engine { return engine.stop() }
         let stopping = lifecycle.withLock { lifecycle -> Running? in
             guard case .running(let running) = lifecycle else {
                 lifecycle = .stopped

@@ -9,7 +9,7 @@ extension RequestContext {
     /// Starts a stream: installs its state and hands libmicrohttpd a response
     /// whose body comes from the reader. - Returns: false when a response was
     /// already given; the stream is then born closed.
-    func startStream(status: Int, headers: [(String, String)]) -> Bool {
+    func beginStream(status: Int, headers: [(String, String)]) -> Bool {
         var declaredLength: UInt64?
         for (name, value) in headers where HTTPBytes.caseInsensitiveEquals(name, "content-length") {
             declaredLength = UInt64(value)

@@ -21,9 +21,9 @@
 /// pulled cable) is only noticed by writing: producers that may be silent for
 /// minutes should still send a heartbeat (an SSE comment such as `": ping\n\n"`).
 public final class ResponseStream: Sendable {
-    private let context: RequestContext
+    private let context: any AnswerSink
 
-    init(context: RequestContext) {
+    init(context: any AnswerSink) {
         self.context = context
     }
 
@@ -70,8 +70,8 @@ public final class ResponseStream: Sendable {
     /// Called (on a server thread, without locks held) after a write returned
     /// false, once the buffer has drained to half the high-water mark. Must not block.
     public var onWritable: (@Sendable () -> Void)? {
-        get { context.shared.withLock { $0.stream?.onWritable } }
-        set { context.setOnWritable(newValue) }
+        get { context.onWritable }
+        set { context.onWritable = newValue }
     }
 
     /// Called once (on a server thread) when the connection ends before the
@@ -79,7 +79,7 @@ public final class ResponseStream: Sendable {
     /// Cleared after firing, so closures capturing the stream do not leak.
     /// The same slot as ``ResponseWriter/onClose``.
     public var onClose: (@Sendable () -> Void)? {
-        get { context.shared.withLock { $0.onClose } }
-        set { context.setOnClose(newValue) }
+        get { context.onClose }
+        set { context.onClose = newValue }
     }
 }

@@ -7,16 +7,14 @@
 /// answers 500 `{"error":"internal_error"}` itself, so a forgotten path
 /// cannot hang a client.
 public final class ResponseWriter: Sendable {
-    private let context: RequestContext
+    private let context: any AnswerSink
 
-    init(context: RequestContext) {
+    init(context: any AnswerSink) {
         self.context = context
     }
 
     deinit {
-        if context.isAwaitingResponse, let canned = context.core.canned.internalError {
-            context.deliver(PreparedResponse(pointer: canned, status: 500, owned: false))
-        }
+        context.answerInternalErrorIfPending()
     }
 
     /// Sends a complete response with a fixed-length body.
@@ -29,11 +27,7 @@ public final class ResponseWriter: Sendable {
     ///     with CR, LF or NUL turns the response into 500 (no response splitting).
     ///   - body: the bytes, copied once. Not sent for HEAD, 204 or 304 (RFC 9110 §9.3.2, §15.3.5).
     public func respond(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
-        if let response = PreparedResponse.make(status: status, headers: headers, body: body) {
-            context.deliver(response)
-        } else if let canned = context.core.canned.internalError {
-            context.deliver(PreparedResponse(pointer: canned, status: 500, owned: false))
-        }
+        context.respond(status: status, headers: headers, body: body)
     }
 
     /// Sends the status and headers now and the body as it is written to the
@@ -48,7 +42,7 @@ public final class ResponseWriter: Sendable {
     /// - Returns: the stream; if a response was already given, a stream that is
     ///   already closed (writes return false, `onClose` fires when set).
     public func startStream(status: Int, headers: [(String, String)] = []) -> ResponseStream {
-        _ = context.startStream(status: status, headers: headers)
+        context.startStream(status: status, headers: headers)
         return ResponseStream(context: context)
     }
 
@@ -59,8 +53,8 @@ public final class ResponseWriter: Sendable {
     /// Fires at once if that already happened. Use it to cancel work done for
     /// the answer (an upstream call). The same slot as ``ResponseStream/onClose``.
     public var onClose: (@Sendable () -> Void)? {
-        get { context.shared.withLock { $0.onClose } }
-        set { context.setOnClose(newValue) }
+        get { context.onClose }
+        set { context.onClose = newValue }
     }
 
     /// False once a response has been given or the client has gone: answering then does nothing.

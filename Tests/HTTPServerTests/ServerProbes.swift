@@ -3,5 +3,8 @@
 extension HTTPServer {
     /// Requests whose connections are suspended now (waiting for a late answer or a stream's
     /// producer): what a test waits for before it checks how a sleeping connection behaves.
-    var suspendedRequests: Int { core.suspended.snapshot().count }
+    var suspendedRequests: Int {
+        if let engine { return engine.waitingExchanges.load(ordering: .relaxed) }
+        return core.suspended.snapshot().count
+    }
 }

@@ -17,3 +17,8 @@ int kw_server_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t toke
 /// `epoll_wait` into plain arrays: for each ready descriptor, its token and readiness bits.
 /// Returns how many are ready (0 on timeout or EINTR), -1 on another error. At most 256 per call.
 int kw_server_epoll_wait(int epfd, uint64_t *tokens, uint32_t *events, int capacity, int timeout_ms);
+
+struct sockaddr;
+/// `accept4(listener, address, length, SOCK_NONBLOCK | SOCK_CLOEXEC)`: a non-blocking connection
+/// or -1 (errno set; EAGAIN when none is waiting). glibc declares accept4 only under _GNU_SOURCE.
+int kw_server_accept(int listener, struct sockaddr *address, unsigned int *length);

@@ -1,0 +1,177 @@
+import CShims
+import HTTP1Codec
+import KeywardSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One thread's share of an engine server: its poller (the listener and its connections), the
+/// connections it owns, the inbox other threads post exchange news to, and the timeout sweep.
+///
+/// Every method not marked otherwise runs on the loop's thread: the server's own thread, or the
+/// external loop's (``HTTPServer/ExternalLoop``), which calls ``turn(timeoutMilliseconds:)``.
+final class EngineLoop: @unchecked Sendable {
+    /// The longest silence while a refused body is read and dropped, milliseconds.
+    static let discardIdleMilliseconds: Int64 = 2000
+    /// Milliseconds between timeout sweeps over the connections.
+    static let sweepMilliseconds: Int64 = 250
+    static let listenerToken: UInt64 = 0
+
+    unowned let server: EngineServer
+    let poller: Poller
+    /// The most connections this loop holds (its share of the server's limit).
+    let connectionLimit: Int
+    private var connections: [UInt64: EngineConnection] = [:]
+    private var nextToken: UInt64 = 1
+    private var listening = false
+    private var nextSweep: Int64 = 0
+    private let inbox = Locked([EngineConnection]())
+    private var dateSecond: Int64 = -1
+    private var dateText = ""
+
+    init?(server: EngineServer, connectionLimit: Int) {
+        guard let poller = Poller() else { return nil }
+        self.server = server
+        self.poller = poller
+        self.connectionLimit = max(1, connectionLimit)
+    }
+
+    /// Starts watching the listener (EPOLLEXCLUSIVE: one loop is woken per new connection).
+    func listen() {
+        guard !listening, !server.quiesced.load(ordering: .relaxed), server.listener >= 0 else { return }
+        listening = poller.add(server.listener, interest: KW_POLL_IN | KW_POLL_EXCLUSIVE, token: Self.listenerToken)
+    }
+
+    /// Stops watching the listener. Any thread (epoll_ctl is).
+    func stopListening() {
+        poller.remove(server.listener)
+        listening = false
+    }
+
+    /// Another thread (or this one) has news for `connection`'s exchange. Any thread; never blocks.
+    func post(_ connection: EngineConnection) {
+        let first = inbox.withLock { inbox -> Bool in
+            inbox.append(connection)
+            return inbox.count == 1
+        }
+        if first {
+            poller.wake()
+            server.externalLoop?.wake()
+        }
+    }
+
+    /// Whether news is waiting in the inbox.
+    var hasPosts: Bool { inbox.withLock { !$0.isEmpty } }
+
+    /// One pass: waits up to `timeoutMilliseconds` for readiness, handles it, then the inbox and
+    /// the timeouts.
+    func turn(timeoutMilliseconds: Int32) {
+        let now = Self.monotonicMilliseconds()
+        poller.wait(timeoutMilliseconds: hasPosts ? 0 : timeoutMilliseconds) { readiness in
+            if readiness.token == Self.listenerToken {
+                accept(now: now)
+            } else if let connection = connections[readiness.token] {
+                connection.handle(readiness, now: now)
+            }
+        }
+        let posted = inbox.withLock { inbox -> [EngineConnection] in
+            defer { inbox.removeAll(keepingCapacity: true) }
+            return inbox
+        }
+        for connection in posted where !connection.closed {
+            connection.serviceExchange(now: now)
+        }
+        if now >= nextSweep {
+            nextSweep = now + Self.sweepMilliseconds
+            sweep(now: now)
+        }
+    }
+
+    /// Milliseconds until ``turn(timeoutMilliseconds:)`` must run even if nothing becomes ready:
+    /// 0 with news waiting, else the next sweep while connections are open; nil = none.
+    var millisecondsUntilTurn: Int64? {
+        if hasPosts { return 0 }
+        guard !connections.isEmpty else { return nil }
+        return max(0, nextSweep - Self.monotonicMilliseconds())
+    }
+
+    private func accept(now: Int64) {
+        while connections.count < connectionLimit, !server.quiesced.load(ordering: .relaxed) {
+            var storage = sockaddr_storage()
+            var length = UInt32(MemoryLayout<sockaddr_storage>.size)
+            let fd = withUnsafeMutablePointer(to: &storage) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    kw_server_accept(server.listener, $0, &length)
+                }
+            }
+            guard fd >= 0 else {
+                if errno == EINTR || errno == ECONNABORTED { continue }
+                return
+            }
+            let address = withUnsafePointer(to: &storage) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { SocketAddress.numericHost($0) }
+            }
+            guard server.admit(address) else {
+                Glibc.close(fd)
+                continue
+            }
+            var one: Int32 = 1
+            _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            let token = nextToken
+            nextToken += 1
+            let connection = EngineConnection(fd: fd, token: token, loop: self, remoteAddress: address, now: now)
+            guard connection.register() else {
+                server.release(address)
+                Glibc.close(fd)
+                continue
+            }
+            connections[token] = connection
+        }
+        if connections.count >= connectionLimit {
+            // Further connections wait in the listen backlog until one of ours closes.
+            stopListening()
+        }
+    }
+
+    /// Called by a connection as it closes.
+    func connectionClosed(_ connection: EngineConnection) {
+        connections[connection.token] = nil
+        server.release(connection.remoteAddress)
+        if !listening && connections.count < connectionLimit && !server.stopping.load(ordering: .relaxed) { listen() }
+    }
+
+    private func sweep(now: Int64) {
+        let timeout = Int64(server.configuration.connectionTimeoutSeconds) * 1000
+        var expired: [EngineConnection] = []
+        for connection in connections.values {
+            if let deadline = connection.deadline(timeoutMilliseconds: timeout), deadline <= now {
+                expired.append(connection)
+            }
+        }
+        for connection in expired { connection.close() }
+    }
+
+    /// Closes every connection (their exchanges' `onClose` fire) and stops listening.
+    func closeAll() {
+        stopListening()
+        for connection in Array(connections.values) { connection.close() }
+        _ = inbox.withLock { inbox in inbox.removeAll() }
+    }
+
+    /// The `Date` field's value for now (RFC 9110 §6.6.1), formatted once a second.
+    func currentDate() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        if Int64(now.tv_sec) != dateSecond {
+            dateSecond = Int64(now.tv_sec)
+            dateText = HTTPDate.imfFixdate(secondsSince1970: dateSecond)
+        }
+        return dateText
+    }
+
+    static func monotonicMilliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+    }
+}
