@@ -249,6 +249,12 @@ final class EngineConnection: @unchecked Sendable {
         return connection.contains { HTTPBytes.containsIgnoringCase($0, Array("close".utf8)) }
     }
 
+    /// The application's fields as the head writer takes them. An empty field (legal, RFC 9110
+    /// §5.5) carries nothing, so it is left out rather than sent as `Name: `.
+    private static func fields(_ headers: [(String, String)]) -> [(name: String, value: String)] {
+        headers.compactMap { $0.1.isEmpty ? nil : (name: $0.0, value: $0.1) }
+    }
+
     private static let internalErrorBody = Array(#"{"error":"internal_error"}"#.utf8)
     private static let internalErrorFields: [(name: String, value: String)] = [
         ("Content-Type", "application/json"), ("Keyward-Error", "internal_error"),
@@ -258,7 +264,7 @@ final class EngineConnection: @unchecked Sendable {
         let date = loop.currentDate()
         switch answer {
         case .complete(let status, let headers, let body):
-            let fields = headers.map { (name: $0.0, value: $0.1) }
+            let fields = Self.fields(headers)
             let written: ResponseHeadWriter.Written
             var bodyToSend = body
             switch ResponseHeadWriter.write(status: status, fields: fields, bodyLength: body.count, request: requestDescription, date: date) {
@@ -284,7 +290,7 @@ final class EngineConnection: @unchecked Sendable {
             // A bodiless answer to a stream of unknown length ends its connection: the producer
             // learns through onClose that nothing it writes goes out.
             if bodiless && declared == nil { request.closesConnection = true }
-            let fields = headers.map { (name: $0.0, value: $0.1) }
+            let fields = Self.fields(headers)
             guard case .success(let written) = ResponseHeadWriter.write(
                 status: status, fields: fields, bodyLength: declared, request: request, date: date)
             else {

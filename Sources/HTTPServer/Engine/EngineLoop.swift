@@ -151,6 +151,16 @@ final class EngineLoop: @unchecked Sendable {
         for connection in expired { connection.close() }
     }
 
+    /// The loop's last pass as the server stops: no more accepts; answers already given go out as
+    /// far as the sockets take them without waiting (an answer the stopping application gave just
+    /// before, such as a 503 for a call it cut, still reaches its client); then every connection
+    /// closes (their exchanges' `onClose` fire).
+    func finish() {
+        stopListening()
+        turn(timeoutMilliseconds: 0)
+        closeAll()
+    }
+
     /// Closes every connection (their exchanges' `onClose` fire) and stops listening.
     func closeAll() {
         stopListening()

@@ -144,7 +144,7 @@ final class EngineServer: @unchecked Sendable {
             while !start.server.stopping.load(ordering: .acquiring) {
                 start.loop.turn(timeoutMilliseconds: Int32(clamping: start.loop.millisecondsUntilTurn ?? 1000))
             }
-            start.loop.closeAll()
+            start.loop.finish()
             return nil
         }, start)
         precondition(created == 0, "no thread for the HTTP server")
@@ -199,7 +199,7 @@ final class EngineServer: @unchecked Sendable {
             for loop in loops { loop.poller.wake() }
             for thread in threads { pthread_join(thread, nil) }
         } else {
-            turnLock.withLock { _ in loops.first?.closeAll() }
+            turnLock.withLock { _ in loops.first?.finish() }
         }
         Glibc.close(listener)
         boundPort.store(0, ordering: .releasing)
