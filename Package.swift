@@ -19,8 +19,7 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl"),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3"),
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq"),
-        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd"),
-        .target(name: "CShims", dependencies: ["COpenSSL", "CCurl", "CMicroHTTPD"]),
+        .target(name: "CShims", dependencies: ["COpenSSL", "CCurl"]),
         .target(
             name: "CTOML",
             cxxSettings: [.define("TOML_HEADER_ONLY", to: "1"), .define("TOML_EXCEPTIONS", to: "1")]
@@ -48,7 +47,7 @@ let package = Package(
         // The strict RFC 9112 request codec: head parser and chunked body decoder, bytes in, offsets
         // or a refusal out (no I/O; fuzzed and read against h11, fuzz/ and scripts/h11-differential.sh).
         .target(name: "HTTP1Codec", dependencies: ["HTTPFields"]),
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CShims", "KeywardSupport", "HTTPFields", "HTTP1Codec"]),
+        .target(name: "HTTPServer", dependencies: ["CShims", "KeywardSupport", "HTTPFields", "HTTP1Codec"]),
         .target(name: "Upstream", dependencies: ["CCurl", "CShims", "KeywardSupport", "HTTPFields"]),
 
         // The application: routes, handshakes, the proxy's phases, the server and its lifecycle.

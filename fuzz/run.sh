@@ -43,7 +43,7 @@ printf 'module CTOML {\n    umbrella header "%s/Sources/CTOML/include/CTOML.h"\n
 # -package-name as SwiftPM passes it: KeywardSupport shares `package` declarations (Locked).
 CMODS=(-package-name Keyward -I "$MAPS/CShims" -I "$MAPS/CTOML" -I Sources/COpenSSL)
 # CTOML (C++ over toml++, defines as in Package.swift) and the OpenSSL shims: plain objects, not
-# instrumented — the fuzzers aim at the Swift code. CShims' curl/microhttpd shims are not needed.
+# instrumented — the fuzzers aim at the Swift code. CShims' curl and server shims are not needed.
 clang++ -std=c++17 -O1 -fPIC -DTOML_HEADER_ONLY=1 -DTOML_EXCEPTIONS=1 -I Sources/CTOML/include \
     -c Sources/CTOML/toml_to_json.cpp -o "$OUT/ctoml.o"
 clang -O1 -fPIC -I Sources/CShims/include -c Sources/CShims/openssl_shims.c -o "$OUT/openssl_shims.o"

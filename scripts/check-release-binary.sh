@@ -8,7 +8,8 @@
 # 3. it runs on a host without the Swift toolchain: `ldd` lists no library from the toolchain's
 #    folder, and with that folder hidden (an empty tmpfs mounted over it in a private mount
 #    namespace; as another user, inside a user namespace) it prints its usage and generates a
-#    session key.
+#    session key;
+# 4. `ldd` lists no libmicrohttpd: HTTP is served by Keyward's own engine.
 # Usage: scripts/check-release-binary.sh [path/to/keyward]   (default: the release build's).
 # scripts/test.sh passes the release build of the `keyward` product alone (about 90 s from scratch
 # on two busy cores); deploy/check/containerfile.sh passes the one the Containerfile's line built.
@@ -51,6 +52,12 @@ if ldd "$binary" | grep -F "$toolchain/"; then
   exit 1
 fi
 echo "check-release-binary: ldd lists nothing from $toolchain"
+# HTTP is served by Keyward's own engine: no HTTP server library may be linked.
+if ldd "$binary" | grep -F libmicrohttpd; then
+  echo "check-release-binary: $binary links libmicrohttpd" >&2
+  exit 1
+fi
+echo "check-release-binary: ldd lists no libmicrohttpd"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 # Root mounts in a private namespace; anyone else gets one through a user namespace.

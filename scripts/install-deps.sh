@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(
   pkg-config libssl-dev libcurl4-openssl-dev libsqlite3-dev libpq-dev
-  libmicrohttpd-dev libtomlplusplus-dev
+  libtomlplusplus-dev
   postgresql pgbouncer curl openssl
   python3-seccomp python3-yaml systemd nginx
   python3 python3-venv

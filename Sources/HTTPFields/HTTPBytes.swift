@@ -27,8 +27,8 @@ package enum HTTPBytes {
         !text.isEmpty && text.utf8.allSatisfy(isTokenByte)
     }
 
-    /// True when the bytes are a non-empty token. libmicrohttpd 0.9.75 keeps whitespace before the
-    /// colon in the name (`Content-Length : 5`), which this refuses.
+    /// True when the bytes are a non-empty token (RFC 9110 §5.6.2): whitespace before the colon
+    /// (`Content-Length : 5`) makes a name that is not one.
     @inlinable
     package static func isToken(_ bytes: UnsafeRawBufferPointer) -> Bool {
         !bytes.isEmpty && bytes.allSatisfy(isTokenByte)

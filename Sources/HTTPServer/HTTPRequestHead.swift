@@ -3,7 +3,7 @@ import HTTPFields
 /// The head of one request as it arrived: request line and header fields,
 /// nothing decoded or normalized.
 ///
-/// Built once per request from libmicrohttpd's parsed head; each header name
+/// Built once per request from the codec's parsed head; each header name
 /// and value becomes a Swift `String` exactly once (bytes that are not UTF-8
 /// become U+FFFD). Framing has already been checked (see ``HTTPServer``'s list
 /// of refusals): a handler never sees a request with ambiguous framing.
@@ -102,7 +102,7 @@ public struct HTTPRequestHead: Sendable {
     }
 }
 
-/// The HTTP version of a request line. libmicrohttpd refuses every other version (505).
+/// The HTTP version of a request line. Every other major version is refused (505); HTTP/1.2–1.9 are read as 1.1.
 public enum HTTPVersion: Sendable, Equatable {
     /// `HTTP/1.0` (RFC 1945): no `Host` required, no chunked bodies.
     case http10

@@ -4,7 +4,7 @@ public enum HTTPServerError: Error, Sendable, CustomStringConvertible {
     case invalidHost(String)
     /// A limit in the configuration is out of range (negative, zero threads…); the field's name.
     case invalidConfiguration(String)
-    /// libmicrohttpd refused to start (address in use, no permission, resources).
+    /// The address could not be bound or listened on (in use, no permission), or no loop could be made (descriptors).
     case startFailed(host: String, port: UInt16)
     /// `start()` called on a server that is running or was stopped.
     case notStartable

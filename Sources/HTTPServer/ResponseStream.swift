@@ -14,16 +14,14 @@
 /// The client leaving: ``onClose`` fires once, on a server thread, when the
 /// connection ends before a finished stream was fully delivered: client gone,
 /// network error, timeout or server stop. While data flows, a departure shows
-/// as a send error at once. A connection whose buffer is empty sleeps
-/// (suspended: libmicrohttpd does not watch it); the server's departure check
-/// looks at sleeping sockets every `departureCheckMilliseconds` (default
-/// 250 ms) for a close or reset. A client that vanishes without either (a
-/// pulled cable) is only noticed by writing: producers that may be silent for
-/// minutes should still send a heartbeat (an SSE comment such as `": ping\n\n"`).
+/// as a send error at once; while the buffer is empty the socket is still watched
+/// (EPOLLRDHUP), so a close or reset is seen at once too. A client that vanishes
+/// without either (a pulled cable) is only noticed by writing: producers that may
+/// be silent for minutes should still send a heartbeat (an SSE comment such as `": ping\n\n"`).
 public final class ResponseStream: Sendable {
-    private let context: any AnswerSink
+    private let context: EngineExchange
 
-    init(context: any AnswerSink) {
+    init(context: EngineExchange) {
         self.context = context
     }
 

@@ -2,14 +2,14 @@
 ///
 /// The handler receives a writer and must eventually call exactly one of
 /// ``respond(status:headers:body:)`` or ``startStream(status:headers:)``.
-/// Until then the connection is suspended: it costs no thread and does not
+/// Until then the connection waits: it costs no thread and does not
 /// time out. Later calls are ignored. A writer released without an answer
 /// answers 500 `{"error":"internal_error"}` itself, so a forgotten path
 /// cannot hang a client.
 public final class ResponseWriter: Sendable {
-    private let context: any AnswerSink
+    private let context: EngineExchange
 
-    init(context: any AnswerSink) {
+    init(context: EngineExchange) {
         self.context = context
     }
 
@@ -48,8 +48,8 @@ public final class ResponseWriter: Sendable {
 
     /// Called once (on a server thread, must not block) when the connection
     /// ends before the response was fully delivered: the client left while the
-    /// answer was being prepared (seen by the departure check within
-    /// `departureCheckMilliseconds`), while it was sent, or the server stopped.
+    /// answer was being prepared (its close or reset is seen at once), while it was
+    /// sent, or the server stopped.
     /// Fires at once if that already happened. Use it to cancel work done for
     /// the answer (an upstream call). The same slot as ``ResponseStream/onClose``.
     public var onClose: (@Sendable () -> Void)? {

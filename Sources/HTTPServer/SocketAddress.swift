@@ -31,7 +31,7 @@ struct SocketAddress {
 
     /// Runs `body` with a pointer to the address, valid only inside `body`.
     /// True when binding this address fails with EADDRINUSE: something listens there already.
-    /// The probe socket takes SO_REUSEADDR, as libmicrohttpd's does, so connections of a previous
+    /// The probe socket takes SO_REUSEADDR, as the listener does, so connections of a previous
     /// run lingering in TIME_WAIT do not count; it never listens and is closed at once.
     func isTaken() -> Bool {
         withSockaddr { sockaddr in

@@ -68,7 +68,7 @@ enum ServeCommand {
                 },
                 // One shard per core: a request stays on one thread from its first byte to its last.
                 // On two cores `bench/proxy.sh` served ~7% more requests per second this way than
-                // with two libmicrohttpd workers handing off to two libcurl threads (alternating
+                // with two HTTP server threads handing off to two libcurl threads (alternating
                 // runs). Each shard's libcurl may open as many connections to a provider's host as
                 // the instance has client connections; a provider's own bound, across the shards,
                 // is its `max_upstream_connections` (`UpstreamSlots`).

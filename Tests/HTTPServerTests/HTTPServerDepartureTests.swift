@@ -3,7 +3,7 @@ import HTTPServer
 import TestWaiting
 import XCTest
 
-/// Clients leaving while their connection sleeps (libmicrohttpd does not watch suspended sockets).
+/// Clients leaving while their connection waits on the application (nothing is being read or sent).
 final class HTTPServerDepartureTests: XCTestCase {
     func testIdleStreamSeesClientLeaveWithinASecondWithoutWriting() throws {
         let closed = DispatchSemaphore(value: 0)

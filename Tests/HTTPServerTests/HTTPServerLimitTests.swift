@@ -3,7 +3,7 @@ import HTTPServer
 import TestWaiting
 import XCTest
 
-/// Connection bounds enforced by libmicrohttpd under our configuration.
+/// Connection bounds the server enforces from its configuration.
 final class HTTPServerLimitTests: XCTestCase {
     func testPerIPConnectionLimitClosesTheExtraConnection() throws {
         var configuration = HTTPServerConfiguration(threads: 2)
@@ -54,7 +54,7 @@ final class HTTPServerLimitTests: XCTestCase {
         let second = try RawClient(port: server.port)
         XCTAssertEqual(try first.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n").status, 200)
         XCTAssertEqual(try second.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n").status, 200)
-        // At the limit libmicrohttpd stops accepting: the third waits in the listen backlog.
+        // At the limit the server stops accepting: the third waits in the listen backlog.
         let third = try RawClient(port: server.port, receiveTimeout: 0.5)
         try third.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         XCTAssertThrowsError(try third.readHead(), "a connection over the limit was served at once")

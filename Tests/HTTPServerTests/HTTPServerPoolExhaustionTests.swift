@@ -3,9 +3,8 @@ import HTTPServer
 import TestWaiting
 import XCTest
 
-/// Requests that filled libmicrohttpd's per-connection memory pool with records of its own (query
-/// arguments, cookie pairs), and framing it refused itself: each gets exactly one answer at once,
-/// and the server reports what it answered.
+/// Heads made of many small parts (query arguments, cookie pairs) and framing refused while a body
+/// is read: each gets exactly one answer at once, and the server reports what it answered.
 final class HTTPServerPoolExhaustionTests: XCTestCase {
     /// A server that answers 200 with the target it saw, and collects refusals.
     private func echoServer(maxHeaderBytes: Int = 16 * 1024, refusals: Box<[HTTPRequestRefusal]>) throws -> HTTPServer {
@@ -33,8 +32,8 @@ final class HTTPServerPoolExhaustionTests: XCTestCase {
         for maxHeaderBytes in [16 * 1024, 65536] {
             let refusals = Box<[HTTPRequestRefusal]>([])
             let server = try echoServer(maxHeaderBytes: maxHeaderBytes, refusals: refusals)
-            // 553 was the first count libmicrohttpd's pool could not hold (the connection then hung
-            // until its timeout); the last count fills the head limit to the byte.
+            // Any count is served: only the head's bytes are bounded; the last count fills the head
+            // limit to the byte.
             let full = filling(maxHeaderBytes)
             for (count, padding) in [(552, 0), (553, 0), (2000, 0), full] {
                 let (request, target) = manyArguments(count, padding: padding)
@@ -66,7 +65,7 @@ final class HTTPServerPoolExhaustionTests: XCTestCase {
     }
 
     func testEmptyQueryArgumentsFillingTheHeadAreServed() throws {
-        // `&&&…`: libmicrohttpd would store one record per byte.
+        // `&&&…`: an empty argument per byte, still only bytes of the head.
         let refusals = Box<[HTTPRequestRefusal]>([])
         let server = try echoServer(refusals: refusals)
         let target = "/q?" + String(repeating: "&", count: 16 * 1024 - 27)
@@ -76,9 +75,8 @@ final class HTTPServerPoolExhaustionTests: XCTestCase {
     }
 
     func testCookieOfFiveHundredPairsWithinTheHeadLimitIsServed() throws {
-        // libmicrohttpd kept a record per cookie pair in its per-connection pool and refused this
-        // head with 431; the server's own parser keeps no per-pair record, so a head within the
-        // limits is served however its Cookie field is made.
+        // The parser keeps no record per cookie pair, so a head within the limits is served
+        // however its Cookie field is made.
         let refusals = Box<[HTTPRequestRefusal]>([])
         let calls = Box(0)
         var configuration = HTTPServerConfiguration(threads: 2)
@@ -98,7 +96,7 @@ final class HTTPServerPoolExhaustionTests: XCTestCase {
         XCTAssertEqual(calls.value, 2)
     }
 
-    func testChunkedFramingLibmicrohttpdRefusesIsReportedWithTheStatusSent() throws {
+    func testMalformedChunkedFramingIsReportedWithTheStatusSent() throws {
         let cases: [(size: String, status: Int, reason: String)] = [
             ("zz", 400, "chunked_body_malformed"),
             ("-1", 400, "chunked_body_malformed"),
@@ -119,9 +117,8 @@ final class HTTPServerPoolExhaustionTests: XCTestCase {
     }
 
     func testARequestLineWithoutSpacesIsOneJSON400AndClosed() throws {
-        // libmicrohttpd closed such a connection silently before any callback ran; the server's own
-        // parser refuses the request line like any other bad head: one JSON 400, reported, then the
-        // close (RFC 9112 §3: method, target and version are split by single spaces).
+        // Refused like any other bad head: one JSON 400, reported, then the close (RFC 9112 §3:
+        // method, target and version are split by single spaces).
         let refusals = Box<[HTTPRequestRefusal]>([])
         let server = try echoServer(refusals: refusals)
         for request in ["GARBAGE\r\n\r\n", "GET\t/healthz\tHTTP/1.1\r\n\r\n"] {

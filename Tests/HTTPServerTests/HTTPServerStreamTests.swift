@@ -267,7 +267,7 @@ final class HTTPServerStreamTests: XCTestCase {
         XCTAssertEqual(response.header("Connection")?.lowercased(), "close")
         // No body is sent for HEAD (RFC 9110 §9.3.2): the producer learns it through onClose.
         XCTAssertEqual(closed.wait(timeout: .now() + 2), .success)
-        // libmicrohttpd's stray chunk terminator after a HEAD head must not poison a next response.
+        // Nothing follows a HEAD answer's head that a next response could be poisoned with.
         let next = try RawClient(port: server.port)
         XCTAssertEqual(try next.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n").text, "body")
     }
@@ -288,8 +288,8 @@ final class HTTPServerStreamTests: XCTestCase {
         XCTAssertEqual(response.text, "one two")
     }
 
-    /// libmicrohttpd 0.9.75 now and then ignored an abort that came before the first body byte went
-    /// out and left the client waiting on an open connection; it must always close.
+    /// An abort that comes before the first body byte went out still closes the connection,
+    /// every time: the client must never be left waiting on an open one.
     func testAbortRightAfterAWriteAlwaysClosesTheConnection() throws {
         let server = try startServer { _, _, writer in
             let stream = writer.startStream(status: 200, headers: [("Content-Length", "100")])

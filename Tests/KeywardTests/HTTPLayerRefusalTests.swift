@@ -5,7 +5,7 @@ import XCTest
 
 /// What the HTTP layer answers itself, seen through a whole Keyward: many query arguments reach
 /// the provider, every answer Keyward writes on the socket carries `Keyward-Error`, and a refusal
-/// libmicrohttpd makes in a chunked body is logged with the status the client got.
+/// made in a chunked body is logged with the status the client got.
 final class HTTPLayerRefusalTests: XCTestCase {
     var env: TestDeployment!
 
@@ -68,7 +68,7 @@ final class HTTPLayerRefusalTests: XCTestCase {
         XCTAssertEqual(env.provider.received.count, 0)
     }
 
-    func testChunkSizesLibmicrohttpdRefusesAreLoggedWithTheStatusSent() throws {
+    func testMalformedChunkSizesAreLoggedWithTheStatusSent() throws {
         env = try TestDeployment()
         for (size, status, reason) in [("zz", 400, "chunked_body_malformed"), ("-1", 400, "chunked_body_malformed"),
                                        ("FFFFFFFFFFFFFFFFF", 413, "chunk_size_too_large")] {

@@ -2,7 +2,7 @@ import Foundation
 import Keyward
 import XCTest
 
-/// Request heads whose lines libmicrohttpd 0.9.75 would read differently from a front proxy
+/// Request heads whose lines a lenient parser would read differently from a front proxy
 /// (RFC 9112 §5.2 obs-fold, RFC 9110 §5.5 NUL, an empty name): one JSON 400, and the provider
 /// receives nothing.
 final class ProxyRequestHeadTests: XCTestCase {

@@ -9,7 +9,7 @@ import KeywardSupport
 /// released, outside it (releasing one may run a writer's or stream's deinit, which locks again).
 /// The application never touches the connection: it tells the loop there is news with
 /// ``EngineLoop/post(_:)``, and the loop then reads this exchange on its own thread.
-final class EngineExchange: AnswerSink, @unchecked Sendable {
+final class EngineExchange: @unchecked Sendable {
     typealias Callback = @Sendable () -> Void
 
     /// The answer as given, until the loop takes it.

@@ -108,7 +108,7 @@ final class EngineServer: @unchecked Sendable {
             }
             for loop in loops { loop.listen() }
             if externalLoop == nil {
-                for loop in loops { threads.append(Self.spawn(loop: loop, server: self)) }
+                for (index, loop) in loops.enumerated() { threads.append(Self.spawn(loop: loop, server: self, index: index)) }
             }
             state = 1
         }
@@ -130,17 +130,21 @@ final class EngineServer: @unchecked Sendable {
     private final class ThreadStart {
         let loop: EngineLoop
         let server: EngineServer
-        init(loop: EngineLoop, server: EngineServer) {
+        let name: String
+        init(loop: EngineLoop, server: EngineServer, name: String) {
             self.loop = loop
             self.server = server
+            self.name = name
         }
     }
 
-    private static func spawn(loop: EngineLoop, server: EngineServer) -> pthread_t {
-        let start = Unmanaged.passRetained(ThreadStart(loop: loop, server: server)).toOpaque()
+    /// Starts the thread that runs `loop` until the server stops; named `kw-http-N` for the OS.
+    private static func spawn(loop: EngineLoop, server: EngineServer, index: Int) -> pthread_t {
+        let start = Unmanaged.passRetained(ThreadStart(loop: loop, server: server, name: "kw-http-\(index)")).toOpaque()
         var thread = pthread_t()
         let created = pthread_create(&thread, nil, { argument in
             let start = Unmanaged<ThreadStart>.fromOpaque(argument!).takeRetainedValue()
+            nameCurrentThread(start.name)
             while !start.server.stopping.load(ordering: .acquiring) {
                 start.loop.turn(timeoutMilliseconds: Int32(clamping: start.loop.millisecondsUntilTurn ?? 1000))
             }

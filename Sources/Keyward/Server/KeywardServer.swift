@@ -51,7 +51,7 @@ public final class KeywardServer: Sendable {
         self.reloadSessionKeys = reloadSessionKeys
         self.settingsNeedingRestart = settingsNeedingRestart
         let count = max(1, shards)
-        // As libmicrohttpd does over its own workers: each shard bounds its share of the
+        // As the server does over its own loops: each shard bounds its share of the
         // connections. (Keyward sets no per-IP limit, which a shard would count alone.)
         var shardListener = publicListener
         shardListener.connectionLimit = max(1, (publicListener.connectionLimit + count - 1) / count)

@@ -6,8 +6,8 @@ import Upstream
 ///
 /// A shard owns one thread. On it run, in one `epoll_wait` loop: the shard's libcurl multi handle
 /// (its `UpstreamClient`, whose `MultiLoop` owns the thread and the epoll set) and the shard's
-/// libmicrohttpd daemon (an `HTTPServer` with no threads of its own, attached to that loop as an
-/// `AttachedEventSource`). Every shard's daemon listens on the same port (SO_REUSEPORT) and the
+/// HTTP server (an `HTTPServer` with no threads of its own, attached to that loop as an
+/// `AttachedEventSource`). Every shard's server listens on the same port (SO_REUSEPORT) and the
 /// kernel spreads connections between them, so a proxied request is read, routed, forwarded,
 /// answered and streamed on one thread from its first byte to its last, without a hand-off.
 ///
@@ -24,17 +24,17 @@ import Upstream
 /// | `kw-store-watch` | `AsyncStore` | 1 | answers store operations not done within `[store] operation_timeout_ms` with 503 |
 /// | `kw-admissions`, `kw-checkpoint` | `AsyncStore` (SQLite) | 1 each | group commit of rate admissions (a request goes upstream once its admission committed); passive WAL checkpoints |
 /// | libcurl resolver | libcurl (its threaded resolver, as Debian builds it) | one per DNS lookup, short-lived | `getaddrinfo` for an upstream host not in libcurl's DNS cache, so a slow DNS never blocks a loop |
-/// | libmicrohttpd workers | the admin `HTTPServer` | one per core | `/metrics`, `/healthz`, `/readyz` on the admin listener |
-/// | Dispatch workers | `DispatchSourceTimer`s, `RepeatingTimer` | as Dispatch sees fit | each server's departure check (every 250 ms: clients gone from suspended connections), the purge timer (every 60 s: `Lifecycle.purgeExpired`), the log flush (every 100 ms: `BufferedLogSink`), with `[apple.risk]` the receipt refresh (`ReceiptRefreshTask`, blocking store and Apple calls with deadlines) |
+/// | `kw-http-N` | the admin `HTTPServer` | one per core | `/metrics`, `/healthz`, `/readyz` on the admin listener |
+/// | Dispatch workers | `DispatchSourceTimer`s, `RepeatingTimer` | as Dispatch sees fit | the purge timer (every 60 s: `Lifecycle.purgeExpired`), the log flush (every 100 ms: `BufferedLogSink`), with `[apple.risk]` the receipt refresh (`ReceiptRefreshTask`, blocking store and Apple calls with deadlines) |
 ///
 /// Rules: nothing that waits runs on a shard thread; store calls go to the store executor
 /// (`AsyncStore`), other work that blocks to the ``BlockingExecutor``.
-/// Another thread that has something for a shard (a late answer, a resumed stream) wakes its loop
+/// Another thread that has something for a shard (a late answer, stream bytes) wakes its loop
 /// through the server's `ExternalLoop.wake`, never by touching the loop's state.
 final class Shard: Sendable {
     /// The loop's libcurl side; its thread is the shard's thread.
     let upstream: UpstreamClient
-    /// The loop's libmicrohttpd side.
+    /// The loop's HTTP server side.
     let server: HTTPServer
 
     /// A shard serving `service` on `listener` (its share of the connection limit already taken),
@@ -51,7 +51,7 @@ final class Shard: Sendable {
             handler: { head, body, writer in service.handle(head, body: body, writer: writer, upstream: client) })
     }
 
-    /// Binds the shard's daemon (to `first`'s port when given, else to the configured one) and
+    /// Binds the shard's server (to `first`'s port when given, else to the configured one) and
     /// hands it to the loop thread.
     /// - Throws: `HTTPServerError` when the port cannot be bound.
     func start(sharingPortWith first: Shard?) throws {
@@ -62,7 +62,7 @@ final class Shard: Sendable {
             millisecondsUntilRun: { server.millisecondsUntilRun }))
     }
 
-    /// Stops the loop first (its transfers complete as cancelled), then the daemon, so no loop
+    /// Stops the loop first (its transfers complete as cancelled), then the server, so no loop
     /// still runs a server that is being stopped.
     func stop() {
         upstream.shutdown()

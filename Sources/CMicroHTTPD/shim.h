@@ -1,5 +1,0 @@
-#include <stdint.h>
-#include <stdarg.h>
-#include <sys/types.h>
-#include <sys/socket.h>
-#include <microhttpd.h>
