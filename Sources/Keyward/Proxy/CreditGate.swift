@@ -169,10 +169,12 @@ final class CreditGate: Sendable {
     /// Gives `charge` back to its day's budgets, on the store executor (the caller does not wait);
     /// for a holder of an `Idempotency-Key` claim, only once every holder went unbilled. With
     /// `part` (1...`charge.cost`, a metered call settling below its hold), only that many credits.
-    /// A release that fails is logged and the credits stay spent: that only refuses early.
+    /// No deadline applies: a give-back waits for a store thread however busy the store is, since
+    /// one dropped would leave credits spent that the call never used. A release the store
+    /// refuses (down, or stopped) is logged and the credits stay spent: that only refuses early.
     func release(_ charge: CreditCharge, part: Int? = nil) {
         let (logger, metrics, time) = (self.logger, self.metrics, self.time)
-        asyncStore.run("credit_release", { store throws(StoreError) -> (given: Int, appUsed: Int?)? in
+        asyncStore.runUnattended("credit_release", { store throws(StoreError) -> (given: Int, appUsed: Int?)? in
             var given = part ?? charge.cost
             if let key = charge.idempotencyKeyHash {
                 guard let back = try store.releaseIdempotentCall(deviceID: charge.deviceID, keyHash: key) else { return nil }
