@@ -33,6 +33,33 @@ final class HTTPServerLimitTests: XCTestCase {
         XCTAssertLessThan(idle, 3.5)
     }
 
+    func testAHeadTrickledAByteAtATimeIsCutAtTheTimeoutFromItsFirstByte() throws {
+        var configuration = HTTPServerConfiguration(threads: 1)
+        configuration.connectionTimeoutSeconds = 1
+        let calls = Box(0)
+        let server = try startServer(configuration: configuration) { _, _, writer in
+            calls.mutate { $0 += 1 }
+            writer.respond(status: 200)
+        }
+        let client = Box(try RawClient(port: server.port, receiveTimeout: 5))
+        let head = Array(("GET / HTTP/1.1\r\nHost: x\r\nX-Slow: " + String(repeating: "s", count: 200) + "\r\n\r\n").utf8)
+        let stop = Box(false)
+        let started = Date()
+        onAnotherThread {
+            // A slowloris: one byte every 50 ms, never silent for as long as the timeout.
+            for byte in head where !stop.value {
+                if (try? client.value.send([byte])) == nil { break }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+        XCTAssertTrue(client.value.waitForClose(), "a trickled head was not cut")
+        let took = Date().timeIntervalSince(started)
+        stop.value = true
+        XCTAssertGreaterThanOrEqual(took, 0.9, "cut before the head timeout")
+        XCTAssertLessThan(took, 3.0, "cut long after the 1 s head timeout, or only when the head completed")
+        XCTAssertEqual(calls.value, 0)
+    }
+
     func testPendingAnswerDoesNotTimeOut() throws {
         var configuration = HTTPServerConfiguration(threads: 1)
         configuration.connectionTimeoutSeconds = 1

@@ -66,6 +66,12 @@ final class EngineConnection: @unchecked Sendable {
 
     func handle(_ readiness: Poller.Readiness, now: Int64) {
         guard !closed else { return }
+        if readiness.isReadable && !readiness.peerGone && !isReading {
+            // Bytes of a next request while this one's answer is pending: stop watching for them
+            // until the answer is sent. Read interest is dropped only then, not for every request,
+            // so an exchange answered at once costs no epoll_ctl.
+            updateInterest(droppingIdleRead: true)
+        }
         if readiness.isWritable || (readiness.peerGone && !isReading) {
             if exchange != nil && !isReading && readiness.peerGone {
                 // Gone while its answer was awaited or sent (EPOLLRDHUP): the exchange ends now.
@@ -213,7 +219,6 @@ final class EngineConnection: @unchecked Sendable {
         let requestBody = body
         body = []
         headStarted = 0
-        updateInterest()
         loop.server.handler(head, requestBody, ResponseWriter(context: exchange))
         serviceExchange(now: now)
     }
@@ -432,10 +437,13 @@ final class EngineConnection: @unchecked Sendable {
         }
     }
 
-    private func updateInterest() {
+    /// Watches the socket for what the connection can act on: reading when it reads requests (a
+    /// read interest left over from the request before is kept while its answer is pending, until
+    /// bytes come, `droppingIdleRead`), writing while output is queued, the client leaving always.
+    private func updateInterest(droppingIdleRead: Bool = false) {
         guard !closed else { return }
         var wanted = KW_POLL_RDHUP
-        if isReading { wanted |= KW_POLL_IN }
+        if isReading || (!droppingIdleRead && exchange != nil && interest & KW_POLL_IN != 0) { wanted |= KW_POLL_IN }
         if !output.isEmpty { wanted |= KW_POLL_OUT }
         if wanted != interest {
             interest = wanted

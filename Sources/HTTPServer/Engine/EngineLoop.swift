@@ -1,6 +1,7 @@
 import CShims
 import HTTP1Codec
 import KeywardSupport
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,6 +27,9 @@ final class EngineLoop: @unchecked Sendable {
     private var listening = false
     private var nextSweep: Int64 = 0
     private let inbox = Locked([EngineConnection]())
+    /// The thread that runs this loop (`pthread_self`), 0 before it first ran: a post from it needs
+    /// no wake-up, since the loop looks at its inbox before it sleeps again.
+    private let owner = Atomic<UInt>(0)
     private var dateSecond: Int64 = -1
     private var dateText = ""
 
@@ -49,12 +53,15 @@ final class EngineLoop: @unchecked Sendable {
     }
 
     /// Another thread (or this one) has news for `connection`'s exchange. Any thread; never blocks.
+    /// Only the first post into an empty inbox from another thread wakes the loop (its eventfd,
+    /// and the external loop's `wake`): from the loop's own thread, a handler answering at once
+    /// or a libcurl callback of the same loop turn, the loop finds the inbox before it sleeps.
     func post(_ connection: EngineConnection) {
         let first = inbox.withLock { inbox -> Bool in
             inbox.append(connection)
             return inbox.count == 1
         }
-        if first {
+        if first && owner.load(ordering: .relaxed) != UInt(pthread_self()) {
             poller.wake()
             server.externalLoop?.wake()
         }
@@ -66,6 +73,7 @@ final class EngineLoop: @unchecked Sendable {
     /// One pass: waits up to `timeoutMilliseconds` for readiness, handles it, then the inbox and
     /// the timeouts.
     func turn(timeoutMilliseconds: Int32) {
+        owner.store(UInt(pthread_self()), ordering: .relaxed)
         let now = Self.monotonicMilliseconds()
         poller.wait(timeoutMilliseconds: hasPosts ? 0 : timeoutMilliseconds) { readiness in
             if readiness.token == Self.listenerToken {
