@@ -148,4 +148,43 @@ final class SQLiteAsyncStoreTests: XCTestCase {
         XCTAssertTrue(metrics.contains("keyward_store_operation_seconds_count{operation=\"refused\"} 1\n"), metrics)
         release.signal()
     }
+
+    /// A give-back of credits is no caller's wait: it runs once a thread is free, however long it
+    /// queued, past the deadline that answers (and drops) a waited-for operation beside it, and
+    /// past a full queue.
+    func testAnUnattendedOperationRunsPastTheDeadlineAndAFullQueue() throws {
+        let harness = try SQLiteHarness()
+        var configuration = AsyncStore.Configuration()
+        configuration.poolSize = 1
+        configuration.queueCapacity = 1
+        configuration.operationTimeoutMillis = 100
+        let store = try AsyncStore(store: SQLiteStore(path: harness.path), configuration: configuration, nowMillis: AdmissionsConformance.start)
+        defer { store.shutdown() }
+        let release = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        store.run("block", { _ in started.signal(); release.wait() }, completion: { _ in })
+        XCTAssertEqual(started.wait(timeout: .now() + 5), .success)
+        let waitedRan = Atomic<Bool>(false)
+        let waitedAnswer = Mutex<StoreError?>(nil)
+        store.run("waited", { _ in waitedRan.store(true, ordering: .relaxed) }, completion: { result in
+            if case .failure(let error) = result { waitedAnswer.withLock { $0 = error } }
+        })
+        let unattendedRan = Atomic<Bool>(false)
+        let unattendedAnswered = DispatchSemaphore(value: 0)
+        let unattendedResult = Mutex<Result<Int, StoreError>?>(nil)
+        store.runUnattended("unattended", { _ in unattendedRan.store(true, ordering: .relaxed); return 7 }, completion: { result in
+            unattendedResult.withLock { $0 = result }
+            unattendedAnswered.signal()
+        })
+        XCTAssertTrue(waitUntil { waitedAnswer.withLock { $0?.reason } == "store_timeout" }, "the waited-for operation is answered at its deadline")
+        XCTAssertNil(unattendedResult.withLock { $0 }, "no deadline answers the unattended one")
+        release.signal()
+        XCTAssertEqual(unattendedAnswered.wait(timeout: .now() + 5), .success)
+        XCTAssertTrue(unattendedRan.load(ordering: .relaxed))
+        XCTAssertEqual(try unattendedResult.withLock { $0 }?.get(), 7)
+        XCTAssertFalse(waitedRan.load(ordering: .relaxed), "an operation answered by its deadline never touches the store")
+        let metrics = store.renderMetrics()
+        XCTAssertTrue(metrics.contains("keyward_store_queue_full_total 0\n"), metrics)
+        XCTAssertTrue(metrics.contains("keyward_store_operation_seconds_count{operation=\"unattended\"} 1\n"), metrics)
+    }
 }

@@ -1,4 +1,5 @@
 import Store
+import Synchronization
 
 /// What one admitted call was charged, kept to give it back when the provider never answered
 /// usefully (``CreditGate/release(_:)``).
@@ -45,6 +46,8 @@ final class CreditGate: Sendable {
     let time: any TimeSource
     /// Metered calls' unused holds waiting for one store write (``GiveBackLedger``).
     let giveBacks = GiveBackLedger()
+    /// A timer tick's flush is queued on the store executor and has not started.
+    private let flushQueued = Atomic<Bool>(false)
 
     init(settings: SpendSettings, asyncStore: AsyncStore, logger: Logger, metrics: Metrics, time: any TimeSource) {
         self.settings = settings
@@ -179,10 +182,17 @@ final class CreditGate: Sendable {
         }
     }
 
-    /// Flushes the waiting give-backs on the store executor (the timer's tick; the caller does not wait).
+    /// Flushes the waiting give-backs on the store executor (the timer's tick; the caller does not
+    /// wait). Unattended, as every give-back is: no deadline drops it; at most one tick's flush
+    /// queues at a time, so a stalled store does not collect one per second.
     func flushGiveBacksSoon() {
-        guard !giveBacks.isEmpty else { return }
-        asyncStore.run("credit_release", { [self] store throws(StoreError) in flushGiveBacks(store) }) { _ in }
+        guard !giveBacks.isEmpty, !flushQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        asyncStore.runUnattended("credit_release", { [self] store throws(StoreError) in
+            flushQueued.store(false, ordering: .releasing)
+            flushGiveBacks(store)
+        }) { [self] result in
+            if case .failure = result { flushQueued.store(false, ordering: .releasing) }
+        }
     }
 
     /// Undoes a spend whose caller was already refused by the store deadline (on the store thread):
@@ -208,7 +218,9 @@ final class CreditGate: Sendable {
     /// Gives `charge` back to its day's budgets, on the store executor (the caller does not wait);
     /// for a holder of an `Idempotency-Key` claim, only once every holder went unbilled. With
     /// `part` (1...`charge.cost`, a metered call settling below its hold), only that many credits.
-    /// A release that fails is logged and the credits stay spent: that only refuses early.
+    /// No deadline applies: a give-back waits for a store thread however busy the store is, since
+    /// one dropped would leave credits spent that the call never used. A release the store
+    /// refuses (down, or stopped) is logged and the credits stay spent: that only refuses early.
     func release(_ charge: CreditCharge, part: Int? = nil) {
         let (logger, metrics, time) = (self.logger, self.metrics, self.time)
         if let part, charge.idempotencyKeyHash == nil {
@@ -219,7 +231,7 @@ final class CreditGate: Sendable {
             metrics.increment("keyward_credits_released_total", ["provider": charge.provider, "tier": charge.tier], by: Int64(part))
             return
         }
-        asyncStore.run("credit_release", { store throws(StoreError) -> (given: Int, appUsed: Int?)? in
+        asyncStore.runUnattended("credit_release", { store throws(StoreError) -> (given: Int, appUsed: Int?)? in
             var given = part ?? charge.cost
             if let key = charge.idempotencyKeyHash {
                 guard let back = try store.releaseIdempotentCall(deviceID: charge.deviceID, keyHash: key) else { return nil }

@@ -97,6 +97,25 @@ public final class AsyncStore: Sendable {
         })
     }
 
+    /// Runs `operation`, which no caller waits on, to its end: never answered by the deadline,
+    /// never dropped while it queues, never refused by a full queue (see
+    /// `StoreExecutor.runUnattended`); `completion` gets its result on a store thread, or
+    /// `store_stopped` once the store has shut down.
+    /// - Parameter name: the operation's name in the store metrics.
+    public func runUnattended<T: Sendable>(
+        _ name: String,
+        _ operation: @escaping @Sendable (any Store) throws(StoreError) -> T,
+        completion: @escaping @Sendable (Result<T, StoreError>) -> Void
+    ) {
+        let store = self.store
+        let metrics = self.metrics
+        let began = DispatchTime.now().uptimeNanoseconds
+        executor.runUnattended({ () throws(StoreError) -> T in try operation(store) }, completion: { result in
+            metrics.observe(name, seconds: Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9, timedOut: false)
+            completion(result)
+        })
+    }
+
     /// One rate decision; see `RateAdmissions.admit`. Timed as operation `admit`.
     public func admit(key: String, limits: [RateWindow], nowMillis: Int64, completion: @escaping @Sendable (Result<RateAdmission, StoreError>) -> Void) {
         let metrics = self.metrics

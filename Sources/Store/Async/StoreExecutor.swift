@@ -10,6 +10,11 @@ import Synchronization
 /// not finished `operationTimeoutMillis` after it was submitted is answered with `store_timeout`
 /// (what it returns later is dropped); one submitted to a full queue is answered at once with
 /// `store_queue_full`. Both are `StoreError.Kind.unavailable`: 503 with `Retry-After`.
+///
+/// An operation no caller waits on (``runUnattended(_:completion:)``: a give-back of credits) has
+/// neither bound: a deadline would only drop it, and a dropped give-back leaves credits spent that
+/// the call never used. Each is the aftermath of a call that was already admitted, so there are
+/// never more of them queued than calls in flight.
 final class StoreExecutor: @unchecked Sendable {
     private struct Job {
         let ticket: StoreTicket
@@ -65,6 +70,23 @@ final class StoreExecutor: @unchecked Sendable {
         let ticket = watch.register {
             completion(.failure(StoreError(.unavailable, "store_timeout", detail: "no answer within the operation deadline")))
         }
+        enqueue(operation, ticket: ticket, bounded: true, undoLate: undoLate, completion: completion)
+    }
+
+    /// Runs `operation` on a store thread however long it waits for one, and hands its result to
+    /// `completion` on that thread: no deadline answers it and a full queue does not refuse it;
+    /// only a stopped executor does (`store_stopped`, at once on the caller's thread).
+    func runUnattended<T: Sendable>(
+        _ operation: @escaping @Sendable () throws(StoreError) -> T,
+        completion: @escaping @Sendable (Result<T, StoreError>) -> Void
+    ) {
+        enqueue(operation, ticket: StoreTicket(onExpire: {}), bounded: false, undoLate: nil, completion: completion)
+    }
+
+    private func enqueue<T: Sendable>(
+        _ operation: @escaping @Sendable () throws(StoreError) -> T, ticket: StoreTicket, bounded: Bool,
+        undoLate: (@Sendable (T) -> Void)?, completion: @escaping @Sendable (Result<T, StoreError>) -> Void
+    ) {
         let job = Job(ticket: ticket) { ticket in
             let result: Result<T, StoreError>
             do throws(StoreError) { result = .success(try operation()) } catch { result = .failure(error) }
@@ -75,11 +97,12 @@ final class StoreExecutor: @unchecked Sendable {
             }
         }
         condition.lock()
-        guard !stopped, queue.count - head < queueCapacity else {
+        guard !stopped, !bounded || queue.count - head < queueCapacity else {
+            let wasStopped = stopped
             condition.unlock()
             if ticket.settle() {
-                refusedFull.add(1, ordering: .relaxed)
-                completion(.failure(StoreError(.unavailable, stopped ? "store_stopped" : "store_queue_full")))
+                if !wasStopped { refusedFull.add(1, ordering: .relaxed) }
+                completion(.failure(StoreError(.unavailable, wasStopped ? "store_stopped" : "store_queue_full")))
             }
             return
         }
