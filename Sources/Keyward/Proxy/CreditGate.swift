@@ -103,7 +103,7 @@ final class CreditGate: Sendable {
             var decision = try decide()
             if let refused = decision, refused.outcome != .spent,
                giveBacks.hasPending(scope: CreditSpend.installScope(deviceID), day: refused.day),
-               (try? giveBacks.flush(store)) ?? 0 > 0 {
+               self.flushGiveBacks(store) > 0 {
                 decision = try decide()
             }
             guard let key = idempotencyKeyHash else { return (decision, nil) }
@@ -170,15 +170,18 @@ final class CreditGate: Sendable {
     /// Gives every waiting metered give-back to the store now, on the calling thread (a store
     /// thread, the flush timer's, or a stopping server's; never a loop). A failure is logged and
     /// counted; those credits stay spent, which only refuses early.
-    func flushGiveBacks(_ store: any Store) {
+    /// - Returns: the credits given back (0 after a failure).
+    @discardableResult
+    func flushGiveBacks(_ store: any Store) -> Int {
         do throws(StoreError) {
-            try giveBacks.flush(store)
+            return try giveBacks.flush(store)
         } catch {
             metrics.count(.storeError(operation: "credit_release"))
             var line = logger.line("store_error")
             line.add("operation", "credit_release")
             line.add("reason", error.reason)
             logger.emit(line)
+            return 0
         }
     }
 
