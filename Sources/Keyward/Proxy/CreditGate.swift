@@ -48,6 +48,23 @@ final class CreditGate: Sendable {
     let giveBacks = GiveBackLedger()
     /// A timer tick's flush is queued on the store executor and has not started.
     private let flushQueued = Atomic<Bool>(false)
+    /// `keyward_credits_released_total`'s label text per (provider, tier), made once: every
+    /// metered settle moves it. As many entries as the configuration's providers × tiers.
+    private let releasedLabels = Mutex<[ReleasedSeries: String]>([:])
+    private struct ReleasedSeries: Hashable {
+        let provider: String
+        let tier: String
+    }
+
+    private func releasedLabel(_ charge: CreditCharge) -> String {
+        let series = ReleasedSeries(provider: charge.provider, tier: charge.tier)
+        return releasedLabels.withLock { labels in
+            if let found = labels[series] { return found }
+            let made = Metrics.labelText(["provider": charge.provider, "tier": charge.tier])
+            labels[series] = made
+            return made
+        }
+    }
 
     init(settings: SpendSettings, asyncStore: AsyncStore, logger: Logger, metrics: Metrics, time: any TimeSource) {
         self.settings = settings
@@ -231,7 +248,7 @@ final class CreditGate: Sendable {
             // (``GiveBackLedger``); the gauge and counter move now, as the settled figures do.
             giveBacks.add(deviceID: charge.deviceID, day: charge.day, credits: part, countsTowardApp: charge.countsTowardApp)
             if charge.countsTowardApp { metrics.lowerAppCreditsUsed(by: part) }
-            metrics.increment("keyward_credits_released_total", ["provider": charge.provider, "tier": charge.tier], by: Int64(part))
+            metrics.increment("keyward_credits_released_total", labelText: releasedLabel(charge), by: Int64(part))
             return
         }
         asyncStore.runUnattended("credit_release", { store throws(StoreError) -> (given: Int, appUsed: Int?)? in
