@@ -20,7 +20,7 @@ import Upstream
 /// | `kw-google` | `serve` | 1 | the Android handshake's calls to Google (OAuth token, `decodeIntegrityToken`) |
 /// | `kw-android-N` | ``BlockingExecutor`` | 0–8, on demand | standard-mode Android handshakes, which wait on Google; up to 256 more queue, then 503 |
 /// | `kw-devcheck-N` | ``BlockingExecutor`` | 0–8, on demand, only with `[apple.devicecheck]` | iOS attestations (they ask Apple's DeviceCheck) and the bit-0 updates after an exhausted allowance |
-/// | `kw-store-N` | `AsyncStore` | `[store] pool_size` (4) | every store call a request needs (device reads, challenges, iOS handshakes, assertions, readiness); up to 1,024 more queue, then 503 |
+/// | `kw-store-N` | `AsyncStore` | `[store] pool_size` (4) | every store call a request needs (device reads, challenges, iOS handshakes, assertions, readiness); up to 1,024 more queue, then 503 (credit give-backs wait however long it takes) |
 /// | `kw-store-watch` | `AsyncStore` | 1 | answers store operations not done within `[store] operation_timeout_ms` with 503 |
 /// | `kw-admissions`, `kw-checkpoint` | `AsyncStore` (SQLite) | 1 each | group commit of rate admissions (a request goes upstream once its admission committed); passive WAL checkpoints |
 /// | libcurl resolver | libcurl (its threaded resolver, as Debian builds it) | one per DNS lookup, short-lived | `getaddrinfo` for an upstream host not in libcurl's DNS cache, so a slow DNS never blocks a loop |
