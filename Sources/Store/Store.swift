@@ -172,6 +172,13 @@ public protocol Store: Sendable {
     /// the app's budget of `day`, never below zero. The warning flag stays set.
     func releaseCredits(deviceID: String, cost: Int, countsTowardApp: Bool, day: Int64) throws(StoreError)
 
+    /// Gives back each entry's credits to its scope's budget of its day, never below zero, all in
+    /// one transaction (all or nothing). Giving back only lowers `used`, so the order of the
+    /// entries, and how late they come, can only make a spend refused early, never one admitted
+    /// past a limit. The warning flag stays set.
+    /// - Throws: `.invalidInput` (`credit_cost`) for an entry below 1, before the database is touched.
+    func giveBackCredits(_ giveBacks: [CreditGiveBack]) throws(StoreError)
+
     /// Credits used on `day` by one scope (`CreditSpend.installScope(_:)` or `CreditSpend.appScope`); 0 when none.
     func creditsUsed(scope: String, day: Int64) throws(StoreError) -> Int
 

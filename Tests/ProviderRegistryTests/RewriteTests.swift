@@ -58,6 +58,10 @@ final class RequestRewriteTests: XCTestCase {
             ("X-Remote-Addr", "1.2.3.4"),
             ("X-Host", "internal.example"),
             ("X-Original-Host", "internal.example"),
+            ("OpenAI-Organization", "org-someone-else"),
+            ("OpenAI-Project", "proj-someone-else"),
+            ("X-Goog-User-Project", "another-project"),
+            ("Private-Token", "client-token"),
             ("Accept", "text/event-stream"),
             ("OpenAI-Beta", "assistants=v2"),
         ]

@@ -46,6 +46,33 @@ enum CreditsConformance {
         XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.installScope("z"), day: day), 0)
     }
 
+    static func coalescedGiveBacksLowerEachScopeInOneWrite(_ harness: StoreHarness) throws {
+        let store = try harness.open()
+        for device in ["a", "b"] { _ = try store.spendCredits(spend(device, cost: 10, app: 100)) }
+        try store.giveBackCredits([
+            CreditGiveBack(scope: CreditSpend.installScope("a"), day: day, credits: 7),
+            CreditGiveBack(scope: CreditSpend.installScope("b"), day: day, credits: 2),
+            CreditGiveBack(scope: CreditSpend.appScope, day: day, credits: 9),
+            // A scope with no row that day, and one given back past zero, change nothing else.
+            CreditGiveBack(scope: CreditSpend.installScope("z"), day: day, credits: 4),
+            CreditGiveBack(scope: CreditSpend.installScope("a"), day: day + 1, credits: 4),
+        ])
+        XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.installScope("a"), day: day), 3)
+        XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.installScope("b"), day: day), 8)
+        XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.appScope, day: day), 11)
+        XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.installScope("z"), day: day), 0)
+        try store.giveBackCredits([CreditGiveBack(scope: CreditSpend.installScope("b"), day: day, credits: 50)])
+        XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.installScope("b"), day: day), 0, "never below zero")
+        // All or nothing: an entry below 1 refuses the whole list before the database is touched.
+        XCTAssertThrowsError(try store.giveBackCredits([
+            CreditGiveBack(scope: CreditSpend.installScope("a"), day: day, credits: 1),
+            CreditGiveBack(scope: CreditSpend.appScope, day: day, credits: 0),
+        ])) { XCTAssertEqual(($0 as? StoreError)?.reason, "credit_cost") }
+        XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.installScope("a"), day: day), 3)
+        try store.giveBackCredits([])
+        XCTAssertEqual(try store.creditsUsed(scope: CreditSpend.appScope, day: day), 11)
+    }
+
     static func twoInstancesShareOneExactAppBudget(_ harness: StoreHarness) throws {
         // 200 concurrent spends split across two stores on one database: exactly the ceiling passes.
         let stores = [try harness.open(), try harness.open()]

@@ -47,6 +47,7 @@ final class PostgresStoreTests: XCTestCase {
 
     func testCreditSpendsAreAllOrNothingAndPerDay() throws { try CreditsConformance.spendsAreAllOrNothingAndPerDay(harness()) }
     func testCreditReleasesGiveBackAndTheWarningStaysOnce() throws { try CreditsConformance.releasesGiveBackAndTheWarningStaysOnce(harness()) }
+    func testCoalescedGiveBacksLowerEachScopeInOneWrite() throws { try CreditsConformance.coalescedGiveBacksLowerEachScopeInOneWrite(harness()) }
     func testTwoInstancesShareOneExactAppBudget() throws { try CreditsConformance.twoInstancesShareOneExactAppBudget(harness()) }
     func testTierIsStoredWithTheDevice() throws { try CreditsConformance.tierIsStoredWithTheDevice(harness()) }
     func testUnattestedDevicesRoundTripAndAreValidated() throws { try GateConformance.unattestedDevicesRoundTripAndAreValidated(harness()) }

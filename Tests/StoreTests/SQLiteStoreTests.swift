@@ -17,6 +17,7 @@ final class SQLiteStoreTests: XCTestCase {
 
     func testCreditSpendsAreAllOrNothingAndPerDay() throws { try CreditsConformance.spendsAreAllOrNothingAndPerDay(harness()) }
     func testCreditReleasesGiveBackAndTheWarningStaysOnce() throws { try CreditsConformance.releasesGiveBackAndTheWarningStaysOnce(harness()) }
+    func testCoalescedGiveBacksLowerEachScopeInOneWrite() throws { try CreditsConformance.coalescedGiveBacksLowerEachScopeInOneWrite(harness()) }
     func testTwoInstancesShareOneExactAppBudget() throws { try CreditsConformance.twoInstancesShareOneExactAppBudget(harness()) }
     func testTierIsStoredWithTheDevice() throws { try CreditsConformance.tierIsStoredWithTheDevice(harness()) }
     func testUnattestedDevicesRoundTripAndAreValidated() throws { try GateConformance.unattestedDevicesRoundTripAndAreValidated(harness()) }

@@ -181,6 +181,11 @@ struct KeywardConfigurationValidator {
         if url.hasPrefix("sqlite://") {
             let path = url.dropFirst("sqlite://".count)
             guard path.hasPrefix("/"), path.count > 1 else { return "must be sqlite:///absolute/path (three slashes) or postgres://…" }
+            // The rest is a file name taken as written: a URI's query or fragment would silently
+            // become part of it (`k.sqlite?mode=ro` as the file's name).
+            guard !path.contains("?"), !path.contains("#") else {
+                return "must be a plain file path: sqlite:///absolute/path takes no ?query or #fragment"
+            }
             return nil
         }
         if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {

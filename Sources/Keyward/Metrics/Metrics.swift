@@ -81,6 +81,12 @@ public final class Metrics: Sendable {
         state.withLock { state in state.counters[name, default: [:]][key, default: 0] += amount }
     }
 
+    /// Adds `amount` to counter `name` for the label set whose text is `labelText`, made once with
+    /// ``labelText(_:)`` by a caller that moves the same series on every call (a metered settle).
+    func increment(_ name: String, labelText: String, by amount: Int64) {
+        state.withLock { state in state.counters[name, default: [:]][labelText, default: 0] += amount }
+    }
+
     /// Sets the mode the `keyward_gate_mode{mode}` gauge shows as 1 (`enforce`, `monitor` or `off`).
     public func setGateMode(_ mode: String) { gateMode.withLock { $0 = mode } }
 

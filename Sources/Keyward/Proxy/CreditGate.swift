@@ -1,4 +1,5 @@
 import Store
+import Synchronization
 
 /// What one admitted call was charged, kept to give it back when the provider never answered
 /// usefully (``CreditGate/release(_:)``).
@@ -43,6 +44,27 @@ final class CreditGate: Sendable {
     let logger: Logger
     let metrics: Metrics
     let time: any TimeSource
+    /// Metered calls' unused holds waiting for one store write (``GiveBackLedger``).
+    let giveBacks = GiveBackLedger()
+    /// A timer tick's flush is queued on the store executor and has not started.
+    private let flushQueued = Atomic<Bool>(false)
+    /// `keyward_credits_released_total`'s label text per (provider, tier), made once: every
+    /// metered settle moves it. As many entries as the configuration's providers × tiers.
+    private let releasedLabels = Mutex<[ReleasedSeries: String]>([:])
+    private struct ReleasedSeries: Hashable {
+        let provider: String
+        let tier: String
+    }
+
+    private func releasedLabel(_ charge: CreditCharge) -> String {
+        let series = ReleasedSeries(provider: charge.provider, tier: charge.tier)
+        return releasedLabels.withLock { labels in
+            if let found = labels[series] { return found }
+            let made = Metrics.labelText(["provider": charge.provider, "tier": charge.tier])
+            labels[series] = made
+            return made
+        }
+    }
 
     init(settings: SpendSettings, asyncStore: AsyncStore, logger: Logger, metrics: Metrics, time: any TimeSource) {
         self.settings = settings
@@ -85,16 +107,29 @@ final class CreditGate: Sendable {
             warnAt: settings.warnAtCredits, day: SpendSettings.day(ofSeconds: nowSeconds))
         let (logger, metrics, settings) = (self.logger, self.metrics, self.settings)
         let nowMillis = time.nowMillis()
+        let giveBacks = self.giveBacks
         asyncStore.run("credit_spend", { store throws(StoreError) -> (decision: CreditDecision?, repeatUsed: Int?) in
-            guard let key = idempotencyKeyHash else { return (try store.spendCredits(spend), nil) }
-            let decision = try store.spendCredits(
-                spend, idempotencyKeyHash: key, callsPerCharge: Self.idempotentCallsPerCharge,
-                nowMillis: nowMillis, expiresMillis: nowMillis + Self.idempotencyWindowMillis)
+            // A spend refused while give-backs of its scopes wait is decided again once they are
+            // in the store: deferring them never refuses a call that settled figures admit.
+            func decide() throws(StoreError) -> CreditDecision? {
+                guard let key = idempotencyKeyHash else { return try store.spendCredits(spend) }
+                return try store.spendCredits(
+                    spend, idempotencyKeyHash: key, callsPerCharge: Self.idempotentCallsPerCharge,
+                    nowMillis: nowMillis, expiresMillis: nowMillis + Self.idempotencyWindowMillis)
+            }
+            var decision = try decide()
+            if let refused = decision, refused.outcome != .spent,
+               giveBacks.hasPending(scope: CreditSpend.installScope(deviceID), day: refused.day),
+               self.flushGiveBacks(store) > 0 {
+                decision = try decide()
+            }
+            guard let key = idempotencyKeyHash else { return (decision, nil) }
             // A free repeat still reports the device's credits in its `X-RateLimit-*` fields, as
             // every proxied answer does; a failed read only leaves them out.
             guard decision == nil, budget.installDailyCredits != nil else { return (decision, nil) }
             let day = spend.day ?? SpendSettings.day(ofSeconds: nowSeconds)
-            return (nil, try? store.creditsUsed(scope: CreditSpend.installScope(deviceID), day: day))
+            let scope = CreditSpend.installScope(deviceID)
+            return (nil, (try? store.creditsUsed(scope: scope, day: day)).map { max(0, $0 - giveBacks.pending(scope: scope, day: day)) })
         }, undoLate: { store, late in
             // The caller was answered 503 (store deadline) and the call never went upstream: a
             // charge, or a hold on a claim, that went through after that is taken back at once.
@@ -114,12 +149,15 @@ final class CreditGate: Sendable {
             case .failure(let error):
                 return completion(.failure(StoreFailure.apiError("credit_spend", error, record: record)))
             }
-            if let used = decision.appUsed { metrics.setAppCreditsUsed(used) }
+            // The figures reported are the settled ones: the store's, less what waits to be given
+            // back (every waiting entry is part of a hold the store counts, so never below them).
+            let installUsed = max(0, decision.installUsed - giveBacks.pending(scope: CreditSpend.installScope(deviceID), day: decision.day))
+            if let used = decision.appUsed { metrics.setAppCreditsUsed(max(0, used - giveBacks.pending(scope: CreditSpend.appScope, day: decision.day))) }
             let retryAfter = String(SpendSettings.secondsToReset(nowSeconds: nowSeconds))
             switch decision.outcome {
             case .installExhausted:
                 record.note(.rateLimited(.installBudget))
-                let limits = [RateLimitHeaders.credits(limit: budget.installDailyCredits, used: decision.installUsed, nowSeconds: nowSeconds)]
+                let limits = [RateLimitHeaders.credits(limit: budget.installDailyCredits, used: installUsed, nowSeconds: nowSeconds)]
                 completion(.failure(APIError(.installBudgetExhausted, reason: "install_budget_exhausted", headers: [("Retry-After", retryAfter)])
                     .adding(RateLimitHeaders.fields(limits.compactMap { $0 }))))
             case .appExhausted:
@@ -141,8 +179,39 @@ final class CreditGate: Sendable {
                 completion(.success(CreditCharge(
                     deviceID: deviceID, provider: provider, tier: tier, cost: cost,
                     countsTowardApp: budget.countsTowardAppCeiling, installLimit: budget.installDailyCredits,
-                    installUsed: decision.installUsed, day: decision.day, idempotencyKeyHash: decision.holdsClaim ? idempotencyKeyHash : nil)))
+                    installUsed: installUsed, day: decision.day, idempotencyKeyHash: decision.holdsClaim ? idempotencyKeyHash : nil)))
             }
+        }
+    }
+
+    /// Gives every waiting metered give-back to the store now, on the calling thread (a store
+    /// thread, the flush timer's, or a stopping server's; never a loop). A failure is logged and
+    /// counted; those credits stay spent, which only refuses early.
+    /// - Returns: the credits given back (0 after a failure).
+    @discardableResult
+    func flushGiveBacks(_ store: any Store) -> Int {
+        do throws(StoreError) {
+            return try giveBacks.flush(store)
+        } catch {
+            metrics.count(.storeError(operation: "credit_release"))
+            var line = logger.line("store_error")
+            line.add("operation", "credit_release")
+            line.add("reason", error.reason)
+            logger.emit(line)
+            return 0
+        }
+    }
+
+    /// Flushes the waiting give-backs on the store executor (the timer's tick; the caller does not
+    /// wait). Unattended, as every give-back is: no deadline drops it; at most one tick's flush
+    /// queues at a time, so a stalled store does not collect one per second.
+    func flushGiveBacksSoon() {
+        guard !giveBacks.isEmpty, !flushQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        asyncStore.runUnattended("credit_release", { [self] store throws(StoreError) in
+            flushQueued.store(false, ordering: .releasing)
+            flushGiveBacks(store)
+        }) { [self] result in
+            if case .failure = result { flushQueued.store(false, ordering: .releasing) }
         }
     }
 
@@ -174,6 +243,14 @@ final class CreditGate: Sendable {
     /// refuses (down, or stopped) is logged and the credits stay spent: that only refuses early.
     func release(_ charge: CreditCharge, part: Int? = nil) {
         let (logger, metrics, time) = (self.logger, self.metrics, self.time)
+        if let part, charge.idempotencyKeyHash == nil {
+            // A metered call's settle: the unused hold waits in memory for the next flush
+            // (``GiveBackLedger``); the gauge and counter move now, as the settled figures do.
+            giveBacks.add(deviceID: charge.deviceID, day: charge.day, credits: part, countsTowardApp: charge.countsTowardApp)
+            if charge.countsTowardApp { metrics.lowerAppCreditsUsed(by: part) }
+            metrics.increment("keyward_credits_released_total", labelText: releasedLabel(charge), by: Int64(part))
+            return
+        }
         asyncStore.runUnattended("credit_release", { store throws(StoreError) -> (given: Int, appUsed: Int?)? in
             var given = part ?? charge.cost
             if let key = charge.idempotencyKeyHash {

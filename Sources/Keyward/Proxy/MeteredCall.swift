@@ -91,17 +91,46 @@ final class MeteredCall: Sendable {
             return (usage, state.released, !state.settled)
         }
         guard first else { return }
-        if released { return outcome("released") }
-        guard let usage, let input = usage.input, let output = usage.output else { return outcome("no_usage") }
-        metrics.increment("keyward_metered_tokens_total", ["provider": provider, "kind": "input"], by: Int64(input))
-        metrics.increment("keyward_metered_tokens_total", ["provider": provider, "kind": "output"], by: Int64(output))
+        let labels = Self.labels(for: provider)
+        if released { return outcome(labels.released) }
+        guard let usage, let input = usage.input, let output = usage.output else { return outcome(labels.noUsage) }
+        metrics.increment("keyward_metered_tokens_total", labelText: labels.input, by: Int64(input))
+        metrics.increment("keyward_metered_tokens_total", labelText: labels.output, by: Int64(output))
         let due = rule.credits(input: input, output: output)
-        guard due <= hold else { return outcome("over_hold") }
-        outcome("settled")
+        guard due <= hold else { return outcome(labels.overHold) }
+        outcome(labels.settled)
         if due < hold, let charge, let credits { credits.release(charge, part: hold - due) }
     }
 
-    private func outcome(_ name: String) {
-        metrics.increment("keyward_metered_calls_total", ["provider": provider, "outcome": name])
+    private func outcome(_ labelText: String) {
+        metrics.increment("keyward_metered_calls_total", labelText: labelText, by: 1)
+    }
+
+    /// The label text of one provider's metered counters (`keyward_metered_tokens_total{provider,kind}`,
+    /// `keyward_metered_calls_total{provider,outcome}`), made once per provider name: a settle
+    /// moves three of them, and building their text was most of its bookkeeping.
+    private struct Labels: Sendable {
+        let input, output, settled, noUsage, overHold, released: String
+
+        init(provider: String) {
+            input = Metrics.labelText(["provider": provider, "kind": "input"])
+            output = Metrics.labelText(["provider": provider, "kind": "output"])
+            settled = Metrics.labelText(["provider": provider, "outcome": "settled"])
+            noUsage = Metrics.labelText(["provider": provider, "outcome": "no_usage"])
+            overHold = Metrics.labelText(["provider": provider, "outcome": "over_hold"])
+            released = Metrics.labelText(["provider": provider, "outcome": "released"])
+        }
+    }
+
+    /// Per provider name; as many entries as names the configuration ever had.
+    private static let labelCache = Mutex<[String: Labels]>([:])
+
+    private static func labels(for provider: String) -> Labels {
+        labelCache.withLock { cache in
+            if let found = cache[provider] { return found }
+            let made = Labels(provider: provider)
+            cache[provider] = made
+            return made
+        }
     }
 }

@@ -37,6 +37,8 @@ struct UsageRoute: Sendable {
     let providers: ProviderTable
     let asyncStore: AsyncStore
     let spend: SpendSettings?
+    /// The spend phase, whose waiting give-backs are flushed before the figures are read.
+    let credits: CreditGate?
     let finisher: RequestFinisher
     let time: any TimeSource
 
@@ -48,8 +50,11 @@ struct UsageRoute: Sendable {
         let (authenticator, finisher) = (self.authenticator, self.finisher)
         let limited = providers.current.registry.providers.values.map { ($0.name, authorizer.rateWindows(for: $0)) }
         let admissions = asyncStore.admissions
-        let spend = self.spend
+        let (spend, credits) = (self.spend, self.credits)
         asyncStore.run("usage_read", { (store: any Store) -> Result<UsageRead, APIError> in
+            // Metered calls' unused holds waiting in memory go to the store first: the figures
+            // shown are the settled ones.
+            credits?.flushGiveBacks(store)
             do throws(APIError) {
                 // The status the proxy phases read (cached for `revocationCheckSeconds`), so the tier
                 // shown is the tier the next proxied call is charged under.

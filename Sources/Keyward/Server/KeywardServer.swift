@@ -22,6 +22,8 @@ public final class KeywardServer: Sendable {
     let settingsNeedingRestart: (@Sendable () throws -> [String])?
     /// Every minute: expired challenges, rate events and budgets leave the store.
     let purgeTimer: RepeatingTimer
+    /// Flushes metered calls' waiting give-backs (``GiveBackLedger``) on the store executor.
+    let giveBackTimer: RepeatingTimer
     /// `[apple.risk]`: the receipt refresh, every `refresh_every_seconds` on its own queue.
     let receiptTimer: RepeatingTimer?
 
@@ -59,6 +61,9 @@ public final class KeywardServer: Sendable {
             Shard(index: index, service: service, listener: shardListener, upstreamConfiguration: shardUpstream)
         }
         purgeTimer = RepeatingTimer(label: "keyward.purge", seconds: 60) { service.purgeExpired() }
+        giveBackTimer = RepeatingTimer(label: "keyward.give-backs", milliseconds: GiveBackLedger.flushIntervalMillis) {
+            service.flushGiveBacksSoon()
+        }
         receiptTimer = service.receiptRefresh.map { task in
             RepeatingTimer(label: "keyward.receipts", seconds: task.everySeconds) { task.runOnce() }
         }
@@ -83,6 +88,7 @@ public final class KeywardServer: Sendable {
             throw error
         }
         purgeTimer.start()
+        giveBackTimer.start()
         receiptTimer?.start()
     }
 
@@ -112,9 +118,12 @@ public final class KeywardServer: Sendable {
     /// Stops both listeners at once, cutting open streams.
     public func stop() {
         purgeTimer.stop()
+        giveBackTimer.stop()
         receiptTimer?.stop()
         adminServer?.stop()
         stopPublic()
+        // Last: the calls cut by the stop have settled, and their give-backs reach the store.
+        service.flushGiveBacks()
     }
 
     /// Graceful stop: new connections refused, every answer from now on ends its connection
@@ -133,8 +142,10 @@ public final class KeywardServer: Sendable {
         }
         for shard in shards where !shard.server.waitUntilIdle(deadline: deadline) { break }
         service.beginCutting()
+        giveBackTimer.stop()
         stopPublic()
         adminServer?.stop()
+        service.flushGiveBacks()
     }
 
     /// Reloads now what SIGHUP reloads, each part on its own: the provider registry and secrets,

@@ -139,14 +139,15 @@ public final class KeywardService: Sendable {
         let authorizer = ProxyAuthorizer(
             store: store, time: time, assertions: assertions, timestampSkewSeconds: settings.assertionTimestampSkewSeconds,
             deviceCheck: deviceCheckMarker)
+        let credits = settings.spend.map { CreditGate(settings: $0, asyncStore: asyncStore, logger: logger, metrics: metrics, time: time) }
         proxy = ProxyPipeline(
             providers: providers, authenticator: authenticator, authorizer: authorizer,
             asyncStore: asyncStore, finisher: finisher, lifecycle: lifecycle, time: time,
-            credits: settings.spend.map { CreditGate(settings: $0, asyncStore: asyncStore, logger: logger, metrics: metrics, time: time) },
+            credits: credits,
             defaultMaxUpstreamConnections: settings.maxUpstreamConnections)
         usage = UsageRoute(
             authenticator: authenticator, authorizer: authorizer, providers: providers, asyncStore: asyncStore,
-            spend: settings.spend, finisher: finisher, time: time)
+            spend: settings.spend, credits: credits, finisher: finisher, time: time)
         if let risk = settings.apple?.risk, let deviceCheck {
             let refresher = ReceiptRefresher(
                 store: store, client: ReceiptRefreshClient(signer: deviceCheck, baseURL: risk.baseURL, timeoutMs: risk.timeoutMs),
@@ -157,6 +158,14 @@ public final class KeywardService: Sendable {
             receiptRefresh = nil
         }
     }
+
+    /// Gives every metered give-back still waiting in memory to the store now, on the calling
+    /// thread (never a loop's): what a stopping server does last, and what tests call to see the
+    /// store settled.
+    public func flushGiveBacks() { proxy.credits?.flushGiveBacks(asyncStore.store) }
+
+    /// Queues the waiting give-backs' flush on the store executor (the flush timer's tick).
+    func flushGiveBacksSoon() { proxy.credits?.flushGiveBacksSoon() }
 
     /// Runs one receipt refresh pass now (what the server's timer does), when `[apple.risk]` is on.
     public func refreshReceipts() { receiptRefresh?.runOnce() }

@@ -13,8 +13,13 @@ public enum HeaderRules {
     /// subscription key among them); a client's copy is never forwarded.
     public static let keyHeaders: [String] = [
         "x-api-key", "api-key", "x-goog-api-key", "xi-api-key", "ocp-apim-subscription-key",
-        "x-access-token", "x-session-token", "x-authorization", "token",
+        "x-access-token", "x-session-token", "x-authorization", "token", "private-token",
     ]
+
+    /// Fields by which a caller picks which of the key owner's accounts a call is billed to or runs
+    /// under (OpenAI's organization and project, Google's quota project): that is the operator's
+    /// choice, made in the provider's fixed `headers`, never the app user's.
+    public static let accountSelectionHeaders: [String] = ["openai-organization", "openai-project", "x-goog-user-project"]
 
     /// Fields in which proxies and CDNs in front of Keyward carry the client's address or path
     /// (RFC 7239 `Forwarded`, RFC 9110 §7.6.3 `Via`, and the common non-standard ones a TLS front such
@@ -25,10 +30,10 @@ public enum HeaderRules {
     ]
 
     /// Client request fields never forwarded, whatever the provider:
-    /// credentials and cookies of the client, the client's address, and fields Keyward sets itself
+    /// credentials and cookies of the client, its choice of the key owner's account, the client's address, and fields Keyward sets itself
     /// (`Host`; `Content-Length`, which the upstream client sets from the buffered body; `Expect`,
     /// since the body has already been read).
-    public static let requestDropped: [String] = hopByHop + keyHeaders + clientAddressHeaders + methodOverrideHeaders
+    public static let requestDropped: [String] = hopByHop + keyHeaders + accountSelectionHeaders + clientAddressHeaders + methodOverrideHeaders
         + urlOverrideHeaders + [
             "authorization", "cookie", "cookie2", "x-auth-token", "x-amz-security-token", "host", "content-length", "expect",
         ]

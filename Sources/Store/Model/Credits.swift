@@ -42,6 +42,24 @@ public struct CreditSpend: Sendable, Equatable {
     }
 }
 
+/// Credits given back to one scope's budget of one day (`Store.giveBackCredits`): the unused part
+/// of metered calls' holds, coalesced per scope.
+public struct CreditGiveBack: Sendable, Equatable {
+    /// `CreditSpend.installScope(_:)` or `CreditSpend.appScope`.
+    public var scope: String
+    /// The day whose budget gets them (days since the epoch).
+    public var day: Int64
+    /// Credits to give back, ≥ 1.
+    public var credits: Int
+
+    /// - Parameters: see the properties.
+    public init(scope: String, day: Int64, credits: Int) {
+        self.scope = scope
+        self.day = day
+        self.credits = credits
+    }
+}
+
 /// What `Store.spendCredits` decided.
 public struct CreditDecision: Sendable, Equatable {
     /// Spent, or which budget refused (nothing was charged then).

@@ -39,6 +39,23 @@ extension PostgresStore {
         }
     }
 
+    public func giveBackCredits(_ giveBacks: [CreditGiveBack]) throws(StoreError) {
+        guard !giveBacks.isEmpty else { return }
+        guard giveBacks.allSatisfy({ $0.credits >= 1 }) else { throw .invalid("credit_cost") }
+        // Rows locked in one order (install scopes by name, then the app's), so two instances
+        // flushing at once cannot deadlock each other; the spenders lock install before app too.
+        let ordered = giveBacks.sorted { ($0.scope == CreditSpend.appScope ? 1 : 0, $0.scope, $0.day) < ($1.scope == CreditSpend.appScope ? 1 : 0, $1.scope, $1.day) }
+        try pool.withConnection { connection throws(StoreError) in
+            try connection.transaction { () throws(StoreError) in
+                try connection.execute("SET LOCAL lock_timeout = '\(max(1, options.lockTimeoutMillis))ms'")
+                for giveBack in ordered {
+                    _ = try connection.query("UPDATE credits SET used = GREATEST(0, used - $3) WHERE scope = $1 AND day = $2",
+                                             [.text(giveBack.scope), .int64(giveBack.day), .int64(Int64(giveBack.credits))])
+                }
+            }
+        }
+    }
+
     public func creditsUsed(scope: String, day: Int64) throws(StoreError) -> Int {
         try pool.withConnection { connection throws(StoreError) in
             let rows = try connection.query("SELECT used FROM credits WHERE scope = $1 AND day = $2", [.text(scope), .int64(day)])

@@ -44,6 +44,18 @@ extension SQLiteStore {
         }
     }
 
+    public func giveBackCredits(_ giveBacks: [CreditGiveBack]) throws(StoreError) {
+        guard !giveBacks.isEmpty else { return }
+        guard giveBacks.allSatisfy({ $0.credits >= 1 }) else { throw .invalid("credit_cost") }
+        try pool.withConnection { connection throws(StoreError) in
+            try connection.immediateTransaction { () throws(StoreError) in
+                for giveBack in giveBacks {
+                    try Self.subtract(connection, scope: giveBack.scope, day: giveBack.day, cost: Int64(giveBack.credits))
+                }
+            }
+        }
+    }
+
     public func creditsUsed(scope: String, day: Int64) throws(StoreError) -> Int {
         try pool.withConnection { connection throws(StoreError) in Int(try Self.used(connection, scope: scope, day: day)) }
     }

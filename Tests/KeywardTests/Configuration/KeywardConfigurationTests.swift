@@ -81,6 +81,15 @@ final class KeywardConfigurationTests: XCTestCase {
         ])
     }
 
+    /// The path of a SQLite URL is the file's name as written, so a URI query is refused rather
+    /// than kept as part of the name.
+    func testASQLiteURLWithAQueryOrFragmentIsRefused() {
+        XCTAssertEqual(errors("[store]\nurl = \"sqlite:///tmp/k.sqlite?mode=ro\"\n").map(\.description), [
+            "k.toml:2: store.url: must be a plain file path: sqlite:///absolute/path takes no ?query or #fragment",
+        ])
+        XCTAssertEqual(errors("[store]\nurl = \"sqlite:///tmp/k.sqlite#x\"\n").map(\.key), ["store.url"])
+    }
+
     func testHalfConfiguredAppleIsRefused() {
         let found = errors("[apple]\nteam_id = \"ABCDE12345\"\n")
         XCTAssertEqual(found.map(\.key), ["apple.bundle_ids", "apple.environment"])

@@ -111,6 +111,48 @@ final class MeteringTests: XCTestCase {
         XCTAssertEqual(env.deployment.service.metrics.value("keyward_metered_tokens_total", ["provider": "openai", "kind": "output"]), 300)
     }
 
+    func testUsageShowsTheSettledFigureWhileTheGiveBackStillWaits() throws {
+        try start()
+        let (_, token) = try env.session()
+        let body = #"{"model":"m","messages":[{"role":"user","content":"hi"}]}"#
+        XCTAssertEqual(try post("openai", "/v1/chat/completions", body, token: token).status, 200)
+        XCTAssertTrue(waitUntil { self.metered("settled", "openai") == 1 })
+        // No wait for the flush timer: the read gives the waiting credits back first.
+        XCTAssertEqual(try usedToday(token), MeteredProviders.settled)
+        let day = SpendSettings.day(ofSeconds: env.deployment.time.nowSeconds())
+        let device = try XCTUnwrap(env.deployment.store.creditUsage(day: day, limit: 1).first)
+        XCTAssertEqual(device.used, MeteredProviders.settled, "the store holds the settled figure once read")
+    }
+
+    func testAStopGivesBackWhatStillWaits() throws {
+        try start()
+        let (_, token) = try env.session()
+        let body = #"{"model":"m","messages":[{"role":"user","content":"hi"}]}"#
+        XCTAssertEqual(try post("openai", "/v1/chat/completions", body, token: token).status, 200)
+        XCTAssertTrue(waitUntil { self.metered("settled", "openai") == 1 })
+        env.deployment.server.stop()
+        let day = SpendSettings.day(ofSeconds: env.deployment.time.nowSeconds())
+        XCTAssertEqual(try env.deployment.store.creditUsage(day: day, limit: 1).first?.used, MeteredProviders.settled)
+    }
+
+    func testACallThatFitsOnlyOnceTheLastGiveBackIsInIsAdmitted() throws {
+        // The budget fits one hold plus one settled call: the second call fits only when the
+        // first one's unused hold is back, whether the timer flushed it or the refusal did.
+        let forwarded = #"{"model":"m","messages":[{"role":"user","content":"hi"}],"max_completion_tokens":1024}"#.utf8.count
+        let hold = MeteredProviders.hold(forwardedBytes: forwarded)
+        try start(installDailyCredits: hold + MeteredProviders.settled)
+        let (_, token) = try env.session()
+        let body = #"{"model":"m","messages":[{"role":"user","content":"hi"}]}"#
+        XCTAssertEqual(try post("openai", "/v1/chat/completions", body, token: token).status, 200)
+        XCTAssertEqual(try XCTUnwrap(openAI.received.last).body.count, forwarded)
+        XCTAssertTrue(waitUntil { self.metered("settled", "openai") == 1 })
+        let second = try post("openai", "/v1/chat/completions", body, token: token)
+        XCTAssertEqual(second.status, 200)
+        XCTAssertEqual(header(second.headers, "x-ratelimit-remaining"), "0", "the settled figure plus the new hold")
+        XCTAssertTrue(waitUntil { self.metered("settled", "openai") == 2 })
+        XCTAssertEqual(try usedToday(token), 2 * MeteredProviders.settled)
+    }
+
     func testAMeteredCallAsksForAnUncompressedAnswerWhateverTheClientAccepts() throws {
         // Phones' HTTP stacks send Accept-Encoding: gzip; a compressed answer would hide its usage
         // from the scanner and keep the whole hold.

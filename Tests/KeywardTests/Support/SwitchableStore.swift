@@ -86,6 +86,7 @@ final class SwitchableStore: Store {
     func releaseCredits(deviceID: String, cost: Int, countsTowardApp: Bool, day: Int64) throws(StoreError) {
         try check(); try inner.releaseCredits(deviceID: deviceID, cost: cost, countsTowardApp: countsTowardApp, day: day)
     }
+    func giveBackCredits(_ giveBacks: [CreditGiveBack]) throws(StoreError) { try check(); try inner.giveBackCredits(giveBacks) }
     func creditsUsed(scope: String, day: Int64) throws(StoreError) -> Int { try check(); return try inner.creditsUsed(scope: scope, day: day) }
     func creditUsage(day: Int64, limit: Int) throws(StoreError) -> [CreditUsage] { try check(); return try inner.creditUsage(day: day, limit: limit) }
     func setTier(deviceID: String, tier: String) throws(StoreError) -> Bool { try check(); return try inner.setTier(deviceID: deviceID, tier: tier) }
