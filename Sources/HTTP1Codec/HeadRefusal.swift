@@ -8,7 +8,9 @@ public enum HeadRefusal: String, Error, Sendable, Equatable, CaseIterable {
     /// The method is empty or not a token (RFC 9110 §9.1).
     case invalidMethod = "invalid_method"
     /// The target is empty, holds a control byte, a space, a byte over 0x7E or `#` (RFC 9112 §3.2; a fragment is
-    /// never sent, RFC 9110 §4.2.4), or is `*` with a method other than `OPTIONS` (§3.2.4).
+    /// never sent, RFC 9110 §4.2.4), is `*` with a method other than `OPTIONS` (§3.2.4), or is
+    /// neither origin-form (`/…`), nor `*`, nor an `http` or `https` absolute-form with a host and
+    /// a path (§3.2.2; authority-form, CONNECT's, is not served).
     case invalidTarget = "invalid_target"
     /// The version is not `HTTP/` DIGIT `.` DIGIT, or the line is not three parts split by single spaces.
     case invalidVersion = "invalid_version"

@@ -12,8 +12,9 @@ public struct ParsedRequestHead: Sendable, Equatable {
 
     /// The method token (RFC 9110 §9.1), case preserved.
     public let method: Range<Int>
-    /// The request-target exactly as sent (RFC 9112 §3.2): origin-form, absolute-form,
-    /// authority-form, or `*` (with `OPTIONS` only). Not decoded.
+    /// The request-target in origin-form (RFC 9112 §3.2.1), as sent: the whole target, or for an
+    /// absolute-form one (`http://host/p?q`) its path and query (`/p?q`); or `*` (with `OPTIONS`
+    /// only). Not decoded.
     public let target: Range<Int>
     /// The request line's version.
     public let version: HTTP1Version

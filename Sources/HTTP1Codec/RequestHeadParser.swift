@@ -147,13 +147,42 @@ public struct RequestHeadParser: Sendable {
            !Self.equals(bytes, methodSpan, "OPTIONS") {
             return .invalidTarget
         }
+        guard let originForm = Self.originForm(bytes, targetSpan) else { return .invalidTarget }
         switch Self.readVersion(bytes, (secondSpace + 1)..<line.upperBound) {
         case .success(let parsed): version = parsed
         case .failure(let refusal): return refusal
         }
         method = methodSpan
-        target = targetSpan
+        target = originForm
         return nil
+    }
+
+    /// The part of a target the server routes by (RFC 9112 §3.2): an origin-form target (`/…`) or
+    /// `*` itself; for an absolute-form one (`http://host/…` or `https://…`, scheme in any case),
+    /// which a server must accept (§3.2.2), its path and query, the authority being ignored as the
+    /// `Host` field is (Keyward routes by path alone). Nil for any other form (authority-form is
+    /// CONNECT's, which Keyward does not serve; a relative path; another scheme; an absolute-form
+    /// target without a path or whose authority is not a host and port, userinfo included).
+    private static func originForm(_ bytes: UnsafeRawBufferPointer, _ span: Range<Int>) -> Range<Int>? {
+        let first = bytes[span.lowerBound]
+        if first == UInt8(ascii: "/") || (span.count == 1 && first == UInt8(ascii: "*")) { return span }
+        var index = span.lowerBound
+        for letter in "http".utf8 {
+            guard index < span.upperBound, bytes[index] | 0x20 == letter else { return nil }
+            index += 1
+        }
+        if index < span.upperBound, bytes[index] | 0x20 == UInt8(ascii: "s") { index += 1 }
+        for mark in "://".utf8 {
+            guard index < span.upperBound, bytes[index] == mark else { return nil }
+            index += 1
+        }
+        let authorityStart = index
+        while index < span.upperBound, bytes[index] != UInt8(ascii: "/") {
+            guard bytes[index] != UInt8(ascii: "?") else { return nil }
+            index += 1
+        }
+        guard index < span.upperBound, index > authorityStart, isHostValue(bytes, authorityStart..<index) else { return nil }
+        return index..<span.upperBound
     }
 
     /// `HTTP/` DIGIT `.` DIGIT (RFC 9112 §2.3), case-sensitive.

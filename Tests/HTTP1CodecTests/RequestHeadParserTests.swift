@@ -60,6 +60,21 @@ final class RequestHeadParserTests: XCTestCase {
         }
     }
 
+    /// RFC 9112 §3.2.2: an absolute-form target is read as its path and query; a target of no form
+    /// the server serves (relative, authority-form, another scheme, no path) is refused.
+    func testAbsoluteFormIsReadAsItsPathAndOtherFormsAreRefused() {
+        for (text, expected) in [("GET http://a/healthz HTTP/1.1", "/healthz"), ("GET HTTPS://a:8443/p/x?y=1 HTTP/1.1", "/p/x?y=1"),
+                                 ("OPTIONS * HTTP/1.1", "*"), ("GET /a HTTP/1.1", "/a")] {
+            let bytes = Array((text + "\r\nHost: a\r\n\r\n").utf8)
+            var parser = RequestHeadParser(limits: RequestHeadLimits())
+            guard case .head(let head) = bytes.withUnsafeBytes({ parser.parse($0) }) else { XCTFail(text); continue }
+            XCTAssertEqual(String(decoding: bytes[head.target], as: UTF8.self), expected, text)
+        }
+        for target in ["healthz", "127.0.0.1:8080", "ftp://a/x", "http://a", "http://a?x", "http://u@a/x", "http:///x", "http:/a/x"] {
+            XCTAssertEqual(parse("GET \(target) HTTP/1.1\r\nHost: a\r\n\r\n").refusal, .invalidTarget, target)
+        }
+    }
+
     /// RFC 9112 §3.2: `uri-host [ ":" port ]`, an empty value included.
     func testHostValuesOfAHostAndAPortAreRead() {
         for host in ["", "example.com", "example.com:8443", "127.0.0.1:80", "[::1]", "[::1]:8080", "xn--bcher-kva.example", "a:", "a_b~c"] {
@@ -139,7 +154,7 @@ final class RequestHeadParserTests: XCTestCase {
         }
         XCTAssertEqual(HeadRefusal.unsupportedVersion.status, 505)
         XCTAssertEqual(parse("OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n").head?.target, "*")
-        XCTAssertEqual(parse("GET http://a.example/p/x HTTP/1.1\r\nHost: a.example\r\n\r\n").head?.target, "http://a.example/p/x")
+        XCTAssertEqual(parse("GET http://a.example/p/x HTTP/1.1\r\nHost: a.example\r\n\r\n").head?.target, "/p/x")
         XCTAssertEqual(parse("GET / HTTP/1.2\r\nHost: x\r\n\r\n").head?.version, .http11)
         XCTAssertEqual(parse("get / HTTP/1.1\r\nHost: x\r\n\r\n").head?.method, "get")
     }

@@ -62,6 +62,10 @@ final class RequestRewriteTests: XCTestCase {
             ("OpenAI-Project", "proj-someone-else"),
             ("X-Goog-User-Project", "another-project"),
             ("Private-Token", "client-token"),
+            ("X_Api_Key", "client-key"),
+            ("Content_Length", "50"),
+            ("X-Forwarded_For", "6.6.6.6"),
+            ("Transfer_Encoding", "chunked"),
             ("Accept", "text/event-stream"),
             ("OpenAI-Beta", "assistants=v2"),
         ]

@@ -27,7 +27,11 @@ public enum RequestRewrite {
         var headers: [(name: String, value: String)] = []
         headers.reserveCapacity(client.count + provider.extraHeaders.count + 2)
         for field in client {
-            if HeaderRules.requestDroppedSet.contains(field.name)
+            // A name with `_` is dropped whatever it spells: CGI, WSGI and PHP-FPM servers read `_` as
+            // `-`, so `X_Api_Key` or `Content_Length` would reach them as a field this list strips
+            // (nginx drops such names by default for the same reason).
+            if field.name.utf8.contains(UInt8(ascii: "_"))
+                || HeaderRules.requestDroppedSet.contains(field.name)
                 || provider.providerDroppedHeaders.contains(field.name)
                 || nominated?.contains(field.name) == true
                 || (uncompressedAnswer && HTTPBytes.equalsIgnoringCase(field.name, staticLowercased: "accept-encoding")) {
