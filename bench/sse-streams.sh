@@ -7,9 +7,10 @@
 # event is due, so the streams sit idle in it.
 #
 # Usage: bench/sse-streams.sh [streams (default 10000)] [hold-seconds (default 30)]
-# SSE_INTERVAL=seconds between events (default 5). The idle window is what remains of the first
-# interval after the ramp (streams / 1000 s) less 2 s, at most 10 s; with the default 5 s there is
-# none, so for the idle CPU figure run e.g. SSE_INTERVAL=30 bench/sse-streams.sh 9500 30.
+# SSE_INTERVAL=seconds between events (default 5). The idle window starts once every stream is held
+# and ends 2 s before the first stream's second event is due (at most 10 s); with the default 5 s
+# there is none, so for the idle CPU figure run e.g. SSE_INTERVAL=60 bench/sse-streams.sh 9500 60
+# (the ramp takes streams / 1000 s or longer on a loaded machine).
 # Run by hand (not in CI): it needs about 2 x streams file descriptors in the proxy process
 # (client + upstream side), so `ulimit -Hn` must allow that; the script says so and stops if not.
 # KEYWARD_BIN=path uses a prebuilt binary instead of building `-c release --static-swift-stdlib`.
@@ -58,20 +59,21 @@ cpu_ticks() {
   done
   echo "$total"
 }
-idle_window=$(( interval - streams / ramp - 2 ))
-[ "$idle_window" -gt 10 ] && idle_window=10
 
 # Runs the client against port $1 (path $2, token $3) while measuring pids $4…; prints the figures.
 measure() {
   local port=$1 path=$2 token=$3 label=$4; shift 4
   local before held ready="$work/ready-$label"
   before=$(rss_kib "$@")
+  local started; started=$(date +%s)
   python3 bench/sse_streams.py client "$port" "$path" "$token" "$streams" "$events" "$ramp" "$ready" > "$work/client-$label.log" 2>&1 &
   local client=$!
   for _ in $(seq 1200); do [ -f "$ready" ] && break; sleep 0.1; done
   [ -f "$ready" ] || { cat "$work/client-$label.log"; echo "$label: the streams never were all held" >&2; return 1; }
   held=$(rss_kib "$@")
   local idle="no idle window (SSE_INTERVAL too short for the ramp)"
+  local idle_window=$(( started + interval - $(date +%s) - 2 ))
+  [ "$idle_window" -gt 10 ] && idle_window=10
   if [ "$idle_window" -gt 0 ]; then
     local ticks_before ticks_after hz; hz=$(getconf CLK_TCK)
     ticks_before=$(cpu_ticks "$@"); sleep "$idle_window"; ticks_after=$(cpu_ticks "$@")
