@@ -24,6 +24,8 @@ upstream_port=$(free_port); keyward_port=$(free_port); admin_port=$(free_port)
 # The origin: nginx serving a sparse 1 GiB file (reads as zeros) with a Content-Length.
 mkdir -p "$work/origin/logs" "$work/origin/www/v1"
 truncate -s 1G "$work/origin/www/v1/big"
+chmod a+rx "$work" "$work/origin" "$work/origin/www" "$work/origin/www/v1"  # nginx workers run as nobody under root
+chmod a+r "$work/origin/www/v1/big"
 cat > "$work/origin/nginx.conf" <<CONF
 worker_processes 1;
 pid $work/origin/nginx.pid;
