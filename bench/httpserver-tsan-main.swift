@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 // TSan stress: late answers, streams written from other threads, clients leaving, stop with streams open.
-// Run twice: libmicrohttpd's own worker threads, then an external loop (one thread running the
+// Run twice: the server's own loop threads, then an external loop (one thread running the
 // server through runOnce, as each of Keyward's shards does) woken by late answers.
 let handler: HTTPServer.Handler = { head, body, writer in
     switch head.path {

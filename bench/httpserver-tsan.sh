@@ -9,11 +9,13 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cat > "$work/module.modulemap" <<MAP
 module CShims [system] {
-    header "$root/Sources/CShims/include/microhttpd_shims.h"
+    header "$root/Sources/CShims/include/server_shims.h"
+    header "$root/Sources/CShims/include/curl_shims.h"
     export *
 }
 MAP
-cc -O1 -g -fsanitize=thread -c "$root/Sources/CShims/microhttpd_shims.c" -I "$root/Sources/CShims/include" -o "$work/shims.o"
+cc -O1 -g -fsanitize=thread -c "$root/Sources/CShims/server_shims.c" -I "$root/Sources/CShims/include" -o "$work/shims.o"
+cc -O1 -g -fsanitize=thread -c "$root/Sources/CShims/curl_shims.c" -I "$root/Sources/CShims/include" -o "$work/curl_shims.o"
 cp "$root/bench/httpserver-tsan-main.swift" "$work/main.swift"
 # The lock and field-bytes modules first (HTTPServer imports them), instrumented too.
 swiftc -Onone -g -D DEBUG -sanitize=thread -package-name Keyward -module-name KeywardSupport -parse-as-library \
@@ -22,7 +24,11 @@ swiftc -Onone -g -D DEBUG -sanitize=thread -package-name Keyward -module-name Ke
 swiftc -Onone -g -D DEBUG -sanitize=thread -package-name Keyward -module-name HTTPFields -parse-as-library \
     -emit-library -static -emit-module -emit-module-path "$work/HTTPFields.swiftmodule" \
     -o "$work/libHTTPFields.a" "$root"/Sources/HTTPFields/*.swift
+# The request codec the engine reads with (it imports HTTPFields).
+swiftc -Onone -g -D DEBUG -sanitize=thread -package-name Keyward -module-name HTTP1Codec -parse-as-library -I "$work" \
+    -emit-library -static -emit-module -emit-module-path "$work/HTTP1Codec.swiftmodule" \
+    -o "$work/libHTTP1Codec.a" "$root"/Sources/HTTP1Codec/*.swift
 swiftc -Onone -g -D DEBUG -sanitize=thread -package-name Keyward -module-name Stress -o "$work/stress" \
-    -I "$root/Sources/CMicroHTTPD" -I "$work" \
-    "$root"/Sources/HTTPServer/*.swift "$work/main.swift" "$work/shims.o" "$work/libKeywardSupport.a" "$work/libHTTPFields.a" -lmicrohttpd
+    -I "$work" \
+    "$root"/Sources/HTTPServer/*.swift "$root"/Sources/HTTPServer/Engine/*.swift "$work/main.swift" "$work/shims.o" "$work/curl_shims.o" "$work/libKeywardSupport.a" "$work/libHTTP1Codec.a" "$work/libHTTPFields.a" -lcurl
 SWIFT_BACKTRACE=enable=no TSAN_OPTIONS=halt_on_error=1 "$work/stress"

@@ -195,6 +195,8 @@ private func checkResponseHead(_ bytes: [UInt8]) {
     let parsed = asRequest.withUnsafeBytes { parser.parse($0) }
     // Two Host fields are a request-side rule, not a broken head.
     if hosts > 1, parsed == .refused(.duplicateHost) { return }
+    // So is a Host value that is not a host and port.
+    if hosts == 1, parsed == .refused(.invalidHost) { return }
     guard case .head(let head) = parsed else { return check(false, "written head reads as \(parsed)") }
     check(head.length == asRequest.count, "the written head has bytes after its end")
     let replaced: Set<String> = ["content-length", "transfer-encoding", "connection"]

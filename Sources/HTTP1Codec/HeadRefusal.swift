@@ -33,6 +33,9 @@ public enum HeadRefusal: String, Error, Sendable, Equatable, CaseIterable {
     case missingHost = "missing_host"
     /// More than one `Host` field (RFC 9112 §3.2), even with the same value.
     case duplicateHost = "duplicate_host"
+    /// A `Host` value that is not `uri-host [ ":" port ]` (RFC 9112 §3.2: answered 400), such as
+    /// one with a space, a slash or `@`.
+    case invalidHost = "invalid_host"
     /// Transfer-Encoding on an HTTP/1.0 request (RFC 9112 §6.1: the framing is faulty).
     case transferEncodingOnHTTP10 = "transfer_encoding_on_http10"
     /// Both Content-Length and Transfer-Encoding (RFC 9112 §6.3 (3)): refused rather than one picked.

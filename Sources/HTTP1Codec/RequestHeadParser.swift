@@ -40,6 +40,7 @@ public struct RequestHeadParser: Sendable {
     private var version: HTTP1Version = .http11
     private var fields: [ParsedRequestHead.Field] = []
     private var hostCount = 0
+    private var hostIsValid = true
     private var contentLengths: [UInt64?] = []
     private var transferEncodingCount = 0
     private var transferEncodingIsChunked = false
@@ -194,6 +195,7 @@ public struct RequestHeadParser: Sendable {
         switch name.count {
         case 4 where Self.equalsIgnoringCase(bytes, name, "host"):
             hostCount += 1
+            if !Self.isHostValue(bytes, value) { hostIsValid = false }
         case 14 where Self.equalsIgnoringCase(bytes, name, "content-length"):
             contentLengths.append(Self.readLength(bytes, value))
         case 17 where Self.equalsIgnoringCase(bytes, name, "transfer-encoding"):
@@ -229,6 +231,7 @@ public struct RequestHeadParser: Sendable {
         guard let method else { return .refused(.invalidMethod) }
         if version == .http11, hostCount == 0 { return .refused(.missingHost) }
         if hostCount > 1 { return .refused(.duplicateHost) }
+        if !hostIsValid { return .refused(.invalidHost) }
         let framing: RequestBodyFraming
         if transferEncodingCount > 0 {
             // §6.1: Transfer-Encoding on 1.0 means the framing is faulty.
@@ -254,6 +257,43 @@ public struct RequestHeadParser: Sendable {
     }
 
     // MARK: bytes
+
+    /// Whether `span` is `uri-host [ ":" port ]` (RFC 9112 §3.2, RFC 3986 §3.2.2–3.2.3): an
+    /// IP-literal in brackets, or a reg-name / IPv4 of unreserved, sub-delims and `%` bytes (empty
+    /// allowed), then an optional colon and digits.
+    private static func isHostValue(_ bytes: UnsafeRawBufferPointer, _ span: Range<Int>) -> Bool {
+        var index = span.lowerBound
+        if index < span.upperBound, bytes[index] == UInt8(ascii: "[") {
+            index += 1
+            while index < span.upperBound, bytes[index] != UInt8(ascii: "]") {
+                guard isHostByte(bytes[index]) || bytes[index] == UInt8(ascii: ":") else { return false }
+                index += 1
+            }
+            guard index < span.upperBound else { return false }
+            index += 1
+        } else {
+            while index < span.upperBound, isHostByte(bytes[index]) { index += 1 }
+        }
+        guard index < span.upperBound else { return true }
+        guard bytes[index] == UInt8(ascii: ":") else { return false }
+        index += 1
+        while index < span.upperBound {
+            guard isDigit(bytes[index]) else { return false }
+            index += 1
+        }
+        return true
+    }
+
+    /// unreserved, sub-delims or `%` (RFC 3986 §2.1–2.3): the bytes of a reg-name or IPv4 address.
+    private static func isHostByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "%"): true
+        case UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"),
+             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"), UInt8(ascii: "="): true
+        default: false
+        }
+    }
 
     private static func isDigit(_ byte: UInt8) -> Bool { byte &- UInt8(ascii: "0") < 10 }
 

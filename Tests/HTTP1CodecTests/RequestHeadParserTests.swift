@@ -40,6 +40,13 @@ final class RequestHeadParserTests: XCTestCase {
             ("GET / HTTP/1.1\r\n\r\n", .missingHost),
             ("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", .duplicateHost),
             ("GET / HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n", .duplicateHost),
+            ("GET / HTTP/1.1\r\nHost: a b\r\n\r\n", .invalidHost),
+            ("GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", .invalidHost),
+            ("GET / HTTP/1.1\r\nHost: user@a\r\n\r\n", .invalidHost),
+            ("GET / HTTP/1.1\r\nHost: a:80x\r\n\r\n", .invalidHost),
+            ("GET / HTTP/1.1\r\nHost: [::1\r\n\r\n", .invalidHost),
+            ("GET / HTTP/1.1\r\nHost: [::1]x\r\n\r\n", .invalidHost),
+            ("GET / HTTP/1.0\r\nHost: a\"b\r\n\r\n", .invalidHost),
             ("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", .contentLengthWithTransferEncoding),
             ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n", .contentLengthWithTransferEncoding),
             ("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n", .conflictingContentLength),
@@ -50,6 +57,13 @@ final class RequestHeadParserTests: XCTestCase {
         ]
         for (text, reason) in cases {
             XCTAssertEqual(parse(text).refusal, reason, text)
+        }
+    }
+
+    /// RFC 9112 §3.2: `uri-host [ ":" port ]`, an empty value included.
+    func testHostValuesOfAHostAndAPortAreRead() {
+        for host in ["", "example.com", "example.com:8443", "127.0.0.1:80", "[::1]", "[::1]:8080", "xn--bcher-kva.example", "a:", "a_b~c"] {
+            XCTAssertNotNil(parse("GET / HTTP/1.1\r\nHost: \(host)\r\n\r\n").head, host)
         }
     }
 

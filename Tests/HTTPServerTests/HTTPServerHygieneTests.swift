@@ -128,6 +128,10 @@ final class HTTPServerHygieneTests: XCTestCase {
         try assertRefused("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", reason: "duplicate_host")
     }
 
+    func testHostThatIsNotAHostAndPortIs400() throws {
+        try assertRefused("GET / HTTP/1.1\r\nHost: a b\r\n\r\n", reason: "invalid_host")
+    }
+
     func testTransferCodingOtherThanChunkedIs400() throws {
         try assertRefused("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", reason: "unsupported_transfer_encoding")
     }
