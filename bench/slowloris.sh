@@ -17,7 +17,7 @@ ulimit -n "$(ulimit -Hn)"
 source bench/common.sh
 bench_work_dir
 upstream_port=$(free_port); keyward_port=$(free_port); admin_port=$(free_port)
-"$KEYWARD_BIN" keys generate --out "$work/session.pem" >/dev/null
+"$KEYWARD_BIN" keys generate --out "$work/session.pem" >/dev/null 2>&1
 write_bench_config "$work" "$upstream_port" "$keyward_port" "$admin_port"
 export BENCH_KEY="bench-slowloris-key" KEYWARD_SESSION_KEY_FILE="$work/session.pem"
 "$KEYWARD_BIN" serve --config "$work/keyward.toml" 2>"$work/keyward.log" &
