@@ -2,9 +2,15 @@
 # Capacity: N concurrent server-sent-event streams held for S seconds through one `keyward serve`
 # (release build) to a local SSE origin, then the same through nginx `proxy_pass` (proxy_buffering
 # off, 2 workers), in one run. Every stream must receive every event. Prints, for each, the
-# resident memory before and while all streams are held, and RSS per held stream.
+# resident memory before and while all streams are held, RSS per held stream, and the proxy's CPU
+# (user + system, % of one core) over a window after every stream is held and before the next
+# event is due, so the streams sit idle in it.
 #
 # Usage: bench/sse-streams.sh [streams (default 10000)] [hold-seconds (default 30)]
+# SSE_INTERVAL=seconds between events (default 5). The idle window starts once every stream is held
+# and ends 2 s before the first stream's second event is due (at most 10 s); with the default 5 s
+# there is none, so for the idle CPU figure run e.g. SSE_INTERVAL=60 bench/sse-streams.sh 9500 60
+# (the ramp takes streams / 1000 s or longer on a loaded machine).
 # Run by hand (not in CI): it needs about 2 x streams file descriptors in the proxy process
 # (client + upstream side), so `ulimit -Hn` must allow that; the script says so and stops if not.
 # KEYWARD_BIN=path uses a prebuilt binary instead of building `-c release --static-swift-stdlib`.
@@ -12,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 streams="${1:-10000}"
 hold="${2:-30}"
-interval=5
+interval="${SSE_INTERVAL:-5}"
 events=$(( hold / interval + 1 ))   # the first at once, the last at `hold` seconds
 ramp=1000                           # new streams a second
 
@@ -45,22 +51,41 @@ rss_kib() {
   echo "$total"
 }
 
+# CPU time (user + system) of a process and its children, clock ticks.
+cpu_ticks() {
+  local total=0 pid
+  for pid in "$@" $(for p in "$@"; do pgrep -P "$p" || true; done); do
+    total=$(( total + $(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0) ))
+  done
+  echo "$total"
+}
+
 # Runs the client against port $1 (path $2, token $3) while measuring pids $4…; prints the figures.
 measure() {
   local port=$1 path=$2 token=$3 label=$4; shift 4
   local before held ready="$work/ready-$label"
   before=$(rss_kib "$@")
+  local started; started=$(date +%s)
   python3 bench/sse_streams.py client "$port" "$path" "$token" "$streams" "$events" "$ramp" "$ready" > "$work/client-$label.log" 2>&1 &
   local client=$!
   for _ in $(seq 1200); do [ -f "$ready" ] && break; sleep 0.1; done
   [ -f "$ready" ] || { cat "$work/client-$label.log"; echo "$label: the streams never were all held" >&2; return 1; }
   held=$(rss_kib "$@")
+  local idle="no idle window (SSE_INTERVAL too short for the ramp)"
+  local idle_window=$(( started + interval - $(date +%s) - 2 ))
+  [ "$idle_window" -gt 10 ] && idle_window=10
+  if [ "$idle_window" -gt 0 ]; then
+    local ticks_before ticks_after hz; hz=$(getconf CLK_TCK)
+    ticks_before=$(cpu_ticks "$@"); sleep "$idle_window"; ticks_after=$(cpu_ticks "$@")
+    idle=$(printf 'CPU while idle %.2f %% of a core over %d s' \
+      "$(echo "($ticks_after - $ticks_before) * 100 / $hz / $idle_window" | bc -l)" "$idle_window")
+  fi
   local status=0
   wait "$client" || status=$?
   cat "$work/client-$label.log"
   local count; count=$(cat "$ready")
-  printf '%-8s RSS before %7d KiB, %d streams held %7d KiB: %.2f KiB per held stream\n' \
-    "$label" "$before" "$count" "$held" "$(echo "($held - $before) / $count" | bc -l)"
+  printf '%-8s RSS before %7d KiB, %d streams held %7d KiB: %.2f KiB per held stream; %s\n' \
+    "$label" "$before" "$count" "$held" "$(echo "($held - $before) / $count" | bc -l)" "$idle"
   return $status
 }
 
