@@ -49,7 +49,7 @@ final class HTTPServerLimitTests: XCTestCase {
             // A slowloris: one byte every 50 ms, never silent for as long as the timeout.
             for byte in head where !stop.value {
                 if (try? client.value.send([byte])) == nil { break }
-                Thread.sleep(forTimeInterval: 0.05)
+                Thread.sleep(forTimeInterval: 0.05)  // the trickle's pace: the behaviour under test
             }
         }
         XCTAssertTrue(client.value.waitForClose(), "a trickled head was not cut")

@@ -126,17 +126,27 @@ final class SQLiteAsyncStoreTests: XCTestCase {
         XCTAssertEqual(try admitAndWait(store, key: "fresh", limits: [.perMinute(5)], nowMillis: AdmissionsConformance.start), .allowed)
     }
 
-    func testAFullQueueIsRefusedAtOnce() throws {
+    /// A store of one thread and a queue of one, its thread held by an operation until `release`
+    /// is signalled (the harness keeps the database's files for the test's length).
+    private func storeWithItsOneThreadBusy(
+        operationTimeoutMillis: Int? = nil
+    ) throws -> (SQLiteHarness, AsyncStore, release: DispatchSemaphore) {
         let harness = try SQLiteHarness()
         var configuration = AsyncStore.Configuration()
         configuration.poolSize = 1
         configuration.queueCapacity = 1
+        if let operationTimeoutMillis { configuration.operationTimeoutMillis = operationTimeoutMillis }
         let store = try AsyncStore(store: SQLiteStore(path: harness.path), configuration: configuration, nowMillis: AdmissionsConformance.start)
-        defer { store.shutdown() }
         let release = DispatchSemaphore(value: 0)
         let started = DispatchSemaphore(value: 0)
         store.run("block", { _ in started.signal(); release.wait() }, completion: { _ in })
         XCTAssertEqual(started.wait(timeout: .now() + 5), .success)
+        return (harness, store, release)
+    }
+
+    func testAFullQueueIsRefusedAtOnce() throws {
+        let (harness, store, release) = try storeWithItsOneThreadBusy()
+        defer { withExtendedLifetime(harness) { store.shutdown() } }
         store.run("queued", { _ in }, completion: { _ in })   // waits in the queue
         let refused = Mutex<StoreError?>(nil)
         store.run("refused", { _ in }, completion: { result in if case .failure(let error) = result { refused.withLock { $0 = error } } })
@@ -153,17 +163,8 @@ final class SQLiteAsyncStoreTests: XCTestCase {
     /// queued, past the deadline that answers (and drops) a waited-for operation beside it, and
     /// past a full queue.
     func testAnUnattendedOperationRunsPastTheDeadlineAndAFullQueue() throws {
-        let harness = try SQLiteHarness()
-        var configuration = AsyncStore.Configuration()
-        configuration.poolSize = 1
-        configuration.queueCapacity = 1
-        configuration.operationTimeoutMillis = 100
-        let store = try AsyncStore(store: SQLiteStore(path: harness.path), configuration: configuration, nowMillis: AdmissionsConformance.start)
-        defer { store.shutdown() }
-        let release = DispatchSemaphore(value: 0)
-        let started = DispatchSemaphore(value: 0)
-        store.run("block", { _ in started.signal(); release.wait() }, completion: { _ in })
-        XCTAssertEqual(started.wait(timeout: .now() + 5), .success)
+        let (harness, store, release) = try storeWithItsOneThreadBusy(operationTimeoutMillis: 100)
+        defer { withExtendedLifetime(harness) { store.shutdown() } }
         let waitedRan = Atomic<Bool>(false)
         let waitedAnswer = Mutex<StoreError?>(nil)
         store.run("waited", { _ in waitedRan.store(true, ordering: .relaxed) }, completion: { result in
