@@ -83,6 +83,7 @@ let package = Package(
         .testTarget(name: "TOMLDecodingTests", dependencies: ["TOMLDecoding"]),
         .testTarget(name: "ProviderRegistryTests", dependencies: ["ProviderRegistry", "HTTPFields", "TOMLDecoding", "KeywardSupport"]),
         .testTarget(name: "LimitsTests", dependencies: ["Limits", "KeywardSupport"]),
+        .testTarget(name: "KeywardSupportTests", dependencies: ["KeywardSupport"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "TestWaiting"]),
         .testTarget(name: "HTTP1CodecTests", dependencies: ["HTTP1Codec"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPFields", "HTTP1Codec", "CShims", "TestWaiting"]),

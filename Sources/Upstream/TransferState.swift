@@ -1,5 +1,6 @@
 import CCurl
 import CShims
+import KeywardSupport
 import Synchronization
 
 /// One transfer's libcurl handle and progress, owned by the multi thread.
@@ -8,7 +9,7 @@ import Synchronization
 /// thread through the inbox (a mutex: happens-before). From then on every `var` is read and written
 /// only on the multi thread — inside libcurl's callbacks or the loop — except `cancelRequested`,
 /// an atomic any thread may set. Hence `@unchecked Sendable`.
-final class TransferState: @unchecked Sendable {
+final class TransferState: @unchecked Sendable, DeadlineHeapMember {
     /// The handler until completion; dropped then, so a handler holding its transfer forms no cycle.
     private var handler: (any UpstreamResponseHandler)?
     /// The easy handle (CURL *); nil when setup failed.
@@ -51,6 +52,8 @@ final class TransferState: @unchecked Sendable {
     /// The loop running this transfer, set when its handle joins the multi; asked to vet a kept
     /// connection before the request goes out on it. Multi thread only.
     weak var loop: MultiLoop?
+    /// This transfer's entry in its loop's deadline heap (``DeadlineHeap``'s bookkeeping).
+    var deadlineHeapSlot = -1
 
     init(handler: any UpstreamResponseHandler, connectTimeoutMs: Int, idleTimeoutMs: Int, clock: LoopClock) {
         self.handler = handler
@@ -85,6 +88,7 @@ final class TransferState: @unchecked Sendable {
         isConnected = true
         connection = endpoints
         lastActivityMs = clock.nowMs
+        loop?.deadlineMayHaveComeNearer(self)
     }
 
     /// CURLOPT_HEADERFUNCTION: one header line. Returns the bytes taken; anything else aborts the

@@ -1,6 +1,7 @@
 import CShims
 import HTTP1Codec
 import HTTPFields
+import KeywardSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,7 +14,7 @@ import Glibc
 /// the kernel or the buffer until the answer is sent: requests are answered in order, one at a
 /// time). While it waits the socket is watched only for the client leaving (EPOLLRDHUP), which
 /// ends the exchange at once: a client that half-closes after its request counts as gone.
-final class EngineConnection: @unchecked Sendable {
+final class EngineConnection: @unchecked Sendable, DeadlineHeapMember {
     let fd: Int32
     let token: UInt64
     let loop: EngineLoop
@@ -43,6 +44,8 @@ final class EngineConnection: @unchecked Sendable {
     /// Milliseconds (monotonic) of the last byte either way, and of the first byte of the head being read.
     private(set) var lastActivity: Int64
     private var headStarted: Int64 = 0
+    /// This connection's entry in its loop's deadline heap (``DeadlineHeap``'s bookkeeping).
+    var deadlineHeapSlot = -1
 
     init(fd: Int32, token: UInt64, loop: EngineLoop, remoteAddress: String, now: Int64) {
         self.fd = fd
@@ -219,6 +222,9 @@ final class EngineConnection: @unchecked Sendable {
         let requestBody = body
         body = []
         headStarted = 0
+        // Nothing is read while the answer is awaited or sent, which for a held stream is minutes:
+        // an empty read buffer goes back now rather than when the answer is done.
+        readBuffer.releaseIfEmpty()
         loop.server.handler(head, requestBody, ResponseWriter(context: exchange))
         serviceExchange(now: now)
     }

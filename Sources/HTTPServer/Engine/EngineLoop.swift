@@ -7,15 +7,18 @@ import Glibc
 #endif
 
 /// One thread's share of an engine server: its poller (the listener and its connections), the
-/// connections it owns, the inbox other threads post exchange news to, and the timeout sweep.
+/// connections it owns, the inbox other threads post exchange news to, and their timeouts.
+///
+/// Timeouts sit in a ``DeadlineHeap``: a turn looks only at the connections whose entry came due,
+/// so thousands of connections waiting on their answers cost nothing. After a connection acts
+/// (readiness, news from its exchange, accept) its deadline is placed again if it came nearer; a
+/// deadline moved later by activity costs nothing until its old entry comes due and is re-read.
 ///
 /// Every method not marked otherwise runs on the loop's thread: the server's own thread, or the
 /// external loop's (``HTTPServer/ExternalLoop``), which calls ``turn(timeoutMilliseconds:)``.
 final class EngineLoop: @unchecked Sendable {
     /// The longest silence while a refused body is read and dropped, milliseconds.
     static let discardIdleMilliseconds: Int64 = 2000
-    /// Milliseconds between timeout sweeps over the connections.
-    static let sweepMilliseconds: Int64 = 250
     static let listenerToken: UInt64 = 0
 
     unowned let server: EngineServer
@@ -25,7 +28,11 @@ final class EngineLoop: @unchecked Sendable {
     private var connections: [UInt64: EngineConnection] = [:]
     private var nextToken: UInt64 = 1
     private var listening = false
-    private var nextSweep: Int64 = 0
+    /// The server's connection timeout, milliseconds (0 = none).
+    private let timeoutMilliseconds: Int64
+    /// Open connections by deadline (monotonic milliseconds), possibly earlier than the deadline
+    /// now is: see the type's note.
+    private var deadlines = DeadlineHeap<EngineConnection>()
     private let inbox = Locked([EngineConnection]())
     /// The thread that runs this loop (`pthread_self`), 0 before it first ran: a post from it needs
     /// no wake-up, since the loop looks at its inbox before it sleeps again.
@@ -38,6 +45,7 @@ final class EngineLoop: @unchecked Sendable {
         self.server = server
         self.poller = poller
         self.connectionLimit = max(1, connectionLimit)
+        timeoutMilliseconds = Int64(server.configuration.connectionTimeoutSeconds) * 1000
     }
 
     /// Starts watching the listener (EPOLLEXCLUSIVE: one loop is woken per new connection).
@@ -71,36 +79,40 @@ final class EngineLoop: @unchecked Sendable {
     var hasPosts: Bool { inbox.withLock { !$0.isEmpty } }
 
     /// One pass: waits up to `timeoutMilliseconds` for readiness, handles it, then the inbox and
-    /// the timeouts.
+    /// the timeouts that came due.
     func turn(timeoutMilliseconds: Int32) {
         owner.store(UInt(pthread_self()), ordering: .relaxed)
-        let now = Self.monotonicMilliseconds()
+        // The clock is read when the wait ends, not before it: activity is stamped with the time it
+        // happened, however long the wait slept.
+        var woken: Int64?
         poller.wait(timeoutMilliseconds: hasPosts ? 0 : timeoutMilliseconds) { readiness in
+            let now = woken ?? Self.monotonicMilliseconds()
+            woken = now
             if readiness.token == Self.listenerToken {
                 accept(now: now)
             } else if let connection = connections[readiness.token] {
                 connection.handle(readiness, now: now)
+                deadlineMayHaveComeNearer(connection)
             }
         }
+        let now = woken ?? Self.monotonicMilliseconds()
         let posted = inbox.withLock { inbox -> [EngineConnection] in
             defer { inbox.removeAll(keepingCapacity: true) }
             return inbox
         }
         for connection in posted where !connection.closed {
             connection.serviceExchange(now: now)
+            deadlineMayHaveComeNearer(connection)
         }
-        if now >= nextSweep {
-            nextSweep = now + Self.sweepMilliseconds
-            sweep(now: now)
-        }
+        expireDeadlines(now: now)
     }
 
     /// Milliseconds until ``turn(timeoutMilliseconds:)`` must run even if nothing becomes ready:
-    /// 0 with news waiting, else the next sweep while connections are open; nil = none.
+    /// 0 with news waiting, else until the earliest connection deadline; nil = none.
     var millisecondsUntilTurn: Int64? {
         if hasPosts { return 0 }
-        guard !connections.isEmpty else { return nil }
-        return max(0, nextSweep - Self.monotonicMilliseconds())
+        guard let earliest = deadlines.earliest?.atTime else { return nil }
+        return max(0, earliest - Self.monotonicMilliseconds())
     }
 
     private func accept(now: Int64) {
@@ -134,6 +146,7 @@ final class EngineLoop: @unchecked Sendable {
                 continue
             }
             connections[token] = connection
+            deadlineMayHaveComeNearer(connection)
         }
         if connections.count >= connectionLimit {
             // Further connections wait in the listen backlog until one of ours closes.
@@ -144,19 +157,32 @@ final class EngineLoop: @unchecked Sendable {
     /// Called by a connection as it closes.
     func connectionClosed(_ connection: EngineConnection) {
         connections[connection.token] = nil
+        deadlines.remove(connection)
         server.release(connection.remoteAddress)
         if !listening && connections.count < connectionLimit && !server.stopping.load(ordering: .relaxed) { listen() }
     }
 
-    private func sweep(now: Int64) {
-        let timeout = Int64(server.configuration.connectionTimeoutSeconds) * 1000
-        var expired: [EngineConnection] = []
-        for connection in connections.values {
-            if let deadline = connection.deadline(timeoutMilliseconds: timeout), deadline <= now {
-                expired.append(connection)
+    /// Places `connection`'s deadline in the heap if it is nearer than its entry there (or it has
+    /// none). Every change of a connection's state happens while the loop has it in hand (its
+    /// readiness, its exchange's news, its accept), and the loop calls this right after.
+    private func deadlineMayHaveComeNearer(_ connection: EngineConnection) {
+        guard !connection.closed, let deadline = connection.deadline(timeoutMilliseconds: timeoutMilliseconds) else { return }
+        deadlines.schedule(connection, noLaterThan: deadline)
+    }
+
+    /// Closes the connections whose deadline is at or before `now`. An entry that comes due is
+    /// checked against the connection's deadline as it is now: one that moved later goes back in at
+    /// that time; one that no longer runs (waiting for its answer) stays out until it comes back.
+    private func expireDeadlines(now: Int64) {
+        while let due = deadlines.popEarliest(atOrBefore: now) {
+            let connection = due.member
+            guard !connection.closed, let deadline = connection.deadline(timeoutMilliseconds: timeoutMilliseconds) else { continue }
+            if deadline <= now {
+                connection.close()
+            } else {
+                deadlines.schedule(connection, at: deadline)
             }
         }
-        for connection in expired { connection.close() }
     }
 
     /// The loop's last pass as the server stops: no more accepts; answers already given go out as
