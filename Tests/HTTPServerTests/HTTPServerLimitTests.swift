@@ -73,6 +73,46 @@ final class HTTPServerLimitTests: XCTestCase {
         XCTAssertEqual(try client.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n").text, "slow")
     }
 
+    func testAnAnswerSlowerThanTheTimeoutIsFollowedByAFullIdleWindow() throws {
+        var configuration = HTTPServerConfiguration(threads: 1)
+        configuration.connectionTimeoutSeconds = 1
+        let server = try startServer(configuration: configuration) { _, _, writer in
+            onAnotherThread {
+                Thread.sleep(forTimeInterval: 1.5)  // an answer slower than the idle timeout: the behaviour under test
+                writer.respond(status: 200, body: Array("slow".utf8))
+            }
+        }
+        let client = try RawClient(port: server.port, receiveTimeout: 5)
+        XCTAssertEqual(try client.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n").text, "slow")
+        let idleFrom = Date()
+        XCTAssertTrue(client.isClosedByServer(), "the connection was not closed after the answer's idle window")
+        let idle = Date().timeIntervalSince(idleFrom)
+        XCTAssertGreaterThanOrEqual(idle, 0.9, "the idle window did not start over at the answer")
+        XCTAssertLessThan(idle, 3.5)
+    }
+
+    func testEachOfManyIdleConnectionsIsClosedAtItsOwnTimeout() throws {
+        var configuration = HTTPServerConfiguration(threads: 1)
+        configuration.connectionTimeoutSeconds = 1
+        let server = try startServer(configuration: configuration) { _, _, writer in writer.respond(status: 200) }
+        // A first group, then, after the first group's last answer, a second group served later.
+        let early = try (0..<20).map { _ in try RawClient(port: server.port, receiveTimeout: 4) }
+        for client in early { XCTAssertEqual(try client.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n").status, 200) }
+        let earlyIdleFrom = Date()
+        Thread.sleep(forTimeInterval: 0.5)  // the gap between the groups' last activity: the behaviour under test
+        let late = try (0..<20).map { _ in try RawClient(port: server.port, receiveTimeout: 4) }
+        for client in late { XCTAssertEqual(try client.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n").status, 200) }
+        let lateIdleFrom = Date()
+        for client in early { XCTAssertTrue(client.isClosedByServer()) }
+        let earlyIdle = Date().timeIntervalSince(earlyIdleFrom)
+        for client in late { XCTAssertTrue(client.isClosedByServer()) }
+        let lateIdle = Date().timeIntervalSince(lateIdleFrom)
+        XCTAssertGreaterThanOrEqual(earlyIdle, 0.9)
+        XCTAssertLessThan(earlyIdle, 3.0)
+        XCTAssertGreaterThanOrEqual(lateIdle, 0.9, "a later connection was cut by an earlier one's deadline")
+        XCTAssertLessThan(lateIdle, 3.0)
+    }
+
     func testConnectionOverTheLimitWaitsUntilASlotFrees() throws {
         var configuration = HTTPServerConfiguration(threads: 1)   // the limit is split among the threads
         configuration.connectionLimit = 2

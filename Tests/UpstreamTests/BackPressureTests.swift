@@ -120,6 +120,35 @@ final class BackPressureTests: XCTestCase {
 }
 
 extension BackPressureTests {
+    func testIdleTimerRunsAgainFromTheResumeAndCutsASilentUpstream() throws {
+        let server = try TestUpstreamServer { _, conn in
+            conn.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+            conn.writeChunk(Array("only".utf8))
+            _ = conn.waitForPeerClose(timeout: 5)  // then silent
+        }
+        defer { server.stop() }
+        let client = UpstreamClient()
+        defer { client.shutdown() }
+
+        let handler = RecordingHandler(bodyDecision: { _, _ in false })  // pause on the first chunk
+        let transfer = client.start(
+            UpstreamRequest(url: "http://127.0.0.1:\(server.port)/", idleTimeoutMs: 200), handler: handler)
+        XCTAssertTrue(waitUntil { handler.snapshot.body == Array("only".utf8) }, "the first chunk never came")
+        XCTAssertTrue(
+            staysFalse(for: 0.5) { handler.snapshot.completions > 0 },
+            "timed out while the handler held the pause (two idle windows and more)")
+        let resumed = Date()
+        transfer.resume()
+        XCTAssertTrue(handler.waitForCompletion(timeout: 5))
+
+        let record = handler.snapshot
+        XCTAssertEqual(record.error, .timeout)
+        XCTAssertEqual(record.afterHead, true)
+        let silence = try XCTUnwrap(record.completedAt).timeIntervalSince(resumed)
+        XCTAssertGreaterThanOrEqual(silence, 0.19, "the idle window counts from the resume")
+        XCTAssertLessThan(silence, 1.0, "the idle timer did not run again after the resume")
+    }
+
     func testResumeThatRacesAheadOfThePauseStillResumes() throws {
         // A consumer that drains instantly may call resume() before upstreamBody has returned false:
         // resume is level-triggered, so the transfer must not stall.
