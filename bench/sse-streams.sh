@@ -99,12 +99,16 @@ auth = { type = "header", name = "Authorization", format = "Bearer {key}" }
 allow = [{ method = "POST", path = "/v1/stream" }]
 idle_timeout_ms = $(( (interval + 30) * 1000 ))
 TOML
+# The connection limit is split evenly among the shards, but SO_REUSEPORT spreads connections by
+# a hash, not evenly: with only 100 spare, a shard that drew more than its share stopped accepting
+# and the rest waited in its backlog until the first streams ended (a "held after <interval> s"
+# ramp, and no idle window). A tenth spare covers the spread.
 cat > "$work/keyward.toml" <<TOML
 providers_file = "providers.toml"
 [listen]
 proxy = "127.0.0.1:$keyward_port"
 admin = "127.0.0.1:$admin_port"
-max_connections = $(( streams + 100 ))
+max_connections = $(( streams + streams / 10 + 100 ))
 [store]
 url = "sqlite://$work/keyward.db"
 [shutdown]
