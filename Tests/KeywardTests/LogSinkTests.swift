@@ -41,4 +41,22 @@ final class LogSinkTests: XCTestCase {
         }, "the sink never flushed on its own")
         XCTAssertEqual(content, "{\"n\":1}\n")
     }
+
+    func testEachBatchIsFlushedOnItsOwnAfterAnEarlierOneWas() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path + "/log"
+        let descriptor = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0o600)
+        defer { close(descriptor) }
+        let read = { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+        let sink = BufferedLogSink(target: FileDescriptorLogSink(descriptor: descriptor), intervalMillis: 20)
+        sink.write(line: "{\"n\":1}")
+        XCTAssertTrue(waitUntil(timeout: 2) { read() == "{\"n\":1}\n" }, "the first batch was never flushed")
+        // The buffer is empty again: the next line schedules its own flush.
+        sink.write(line: "{\"n\":2}")
+        sink.write(line: "{\"n\":3}")
+        XCTAssertTrue(
+            waitUntil(timeout: 2) { read() == "{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n" },
+            "a batch after a flush was never written: \(read())")
+    }
 }

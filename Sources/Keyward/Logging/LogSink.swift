@@ -72,18 +72,29 @@ public struct DiscardingLogSink: LogSink {
     public func write(line: String) {}
 }
 
-/// Gathers lines and writes them in batches: at most every `intervalMillis`, or at once when
-/// `maxBufferedBytes` are waiting, and on `flush()`.
+/// Gathers lines and writes them in batches: `intervalMillis` after the first line of a batch, or
+/// at once when `maxBufferedBytes` are waiting, and on `flush()`.
 ///
 /// `serve` writes one line per request; a `write(2)` each cost ~5% of a proxied request's CPU.
-/// A crash loses at most the last interval's lines.
+/// A crash loses at most the last interval's lines. The flush is scheduled by the line that finds
+/// the buffer empty, not by a repeating timer: a server with nothing to log (thousands of held,
+/// silent streams) is not woken ten times a second to write nothing.
 public final class BufferedLogSink: LogSink {
+    private struct Pending {
+        var bytes: [UInt8] = []
+        /// A flush is scheduled on `queue` and has not yet taken the bytes.
+        var flushScheduled = false
+    }
+
     private let target: FileDescriptorLogSink
     private let maxBufferedBytes: Int
-    private let buffer = Mutex<[UInt8]>([])
-    private let timer: RepeatingTimer
+    private let intervalMillis: Int
+    private let buffer = Mutex(Pending())
+    private let queue = DispatchQueue(label: "keyward.log")
+    /// The scheduled flush's weak way back to the sink, so a pending flush does not keep it alive.
+    private let handle = Box()
 
-    /// Starts the flush timer at once. Lines still buffered are written when the sink is released;
+    /// Lines still buffered are written when the sink is released;
     /// a process that exits without releasing it should call `flush()` first (`serve` does).
     /// - Parameters:
     ///   - target: where batches go (standard error by default).
@@ -92,14 +103,11 @@ public final class BufferedLogSink: LogSink {
     public init(target: FileDescriptorLogSink = FileDescriptorLogSink(), intervalMillis: Int = 100, maxBufferedBytes: Int = 64 * 1024) {
         self.target = target
         self.maxBufferedBytes = maxBufferedBytes
-        let buffer = Box()
-        timer = RepeatingTimer(label: "keyward.log", milliseconds: intervalMillis) { buffer.sink?.flush() }
-        buffer.sink = self
-        timer.start()
+        self.intervalMillis = max(1, intervalMillis)
+        handle.sink = self
     }
 
     deinit {
-        timer.stop()
         flush()
     }
 
@@ -110,21 +118,29 @@ public final class BufferedLogSink: LogSink {
     public func write(utf8Line: [UInt8]) { append(utf8Line) }
 
     private func append(_ line: some Collection<UInt8>) {
-        let full = buffer.withLock { bytes -> [UInt8]? in
-            bytes.append(contentsOf: line)
-            bytes.append(UInt8(ascii: "\n"))
-            guard bytes.count >= maxBufferedBytes else { return nil }
-            defer { bytes.removeAll(keepingCapacity: true) }
-            return bytes
+        let (full, schedule) = buffer.withLock { pending -> ([UInt8]?, Bool) in
+            pending.bytes.append(contentsOf: line)
+            pending.bytes.append(UInt8(ascii: "\n"))
+            let schedule = !pending.flushScheduled
+            pending.flushScheduled = true
+            guard pending.bytes.count >= maxBufferedBytes else { return (nil, schedule) }
+            defer { pending.bytes.removeAll(keepingCapacity: true) }
+            return (pending.bytes, schedule)
         }
         if let full { target.write(bytes: full) }
+        if schedule {
+            // Never blocks: Dispatch queues the work item and returns.
+            let handle = self.handle
+            queue.asyncAfter(deadline: .now() + .milliseconds(intervalMillis)) { handle.sink?.flush() }
+        }
     }
 
     /// Writes whatever is waiting.
     public func flush() {
-        let pending = buffer.withLock { bytes -> [UInt8] in
-            defer { bytes.removeAll(keepingCapacity: true) }
-            return bytes
+        let pending = buffer.withLock { pending -> [UInt8] in
+            pending.flushScheduled = false
+            defer { pending.bytes.removeAll(keepingCapacity: true) }
+            return pending.bytes
         }
         if !pending.isEmpty { target.write(bytes: pending) }
     }
