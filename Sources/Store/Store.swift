@@ -81,7 +81,9 @@ public protocol Store: Sendable {
     func markSeen(deviceID: String, now: Int64) throws(StoreError) -> Bool
 
     /// Sets or clears the revoked flag (one write; `revokedAt` becomes `now`, or nil when cleared).
-    /// Revoking also revokes every install credential of the device (clearing does not restore them).
+    /// Revoking also revokes every install credential of the device and moves `sessionsNotBefore`
+    /// past `now` (unix seconds), so every session issued until then stays refused; clearing
+    /// restores neither: the device makes a new handshake.
     /// Returns false for an unknown device.
     @discardableResult
     func setRevoked(deviceID: String, _ revoked: Bool, now: Int64) throws(StoreError) -> Bool
