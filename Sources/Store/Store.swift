@@ -61,8 +61,9 @@ public protocol Store: Sendable {
     /// How many devices are unattested and not revoked (what ``revokeUnattested(now:)`` would revoke).
     func countUnattested() throws(StoreError) -> Int
 
-    /// Revokes every unattested, not yet revoked device at `now`, with its install credentials, in
-    /// one transaction. Attested devices are untouched.
+    /// Revokes every unattested, not yet revoked device at `now`, with its install credentials and
+    /// (as ``setRevoked(deviceID:_:now:)`` does) every session issued until `now`, in one
+    /// transaction. Attested devices are untouched.
     /// - Returns: how many devices were revoked.
     @discardableResult
     func revokeUnattested(now: Int64) throws(StoreError) -> Int

@@ -75,7 +75,8 @@ extension PostgresStore {
             // One statement: the devices and their install credentials are revoked together.
             Int(try connection.query("""
                 WITH gone AS (
-                    UPDATE devices SET revoked = TRUE, revoked_at = $1 WHERE NOT attested AND NOT revoked RETURNING id
+                    UPDATE devices SET revoked = TRUE, revoked_at = $1, sessions_not_before = GREATEST(sessions_not_before, $1 + 1)
+                    WHERE NOT attested AND NOT revoked RETURNING id
                 ), credentials AS (
                     UPDATE install_credentials SET revoked = TRUE WHERE device_id IN (SELECT id FROM gone)
                 )

@@ -107,7 +107,7 @@ extension SQLiteStore {
                     UPDATE install_credentials SET revoked = 1
                     WHERE device_id IN (SELECT id FROM devices WHERE attested = 0 AND revoked = 0)
                     """) { statement throws(StoreError) in try statement.run() }
-                try connection.with("UPDATE devices SET revoked = 1, revoked_at = ?1 WHERE attested = 0 AND revoked = 0") { statement throws(StoreError) in
+                try connection.with("UPDATE devices SET revoked = 1, revoked_at = ?1, sessions_not_before = MAX(sessions_not_before, ?1 + 1) WHERE attested = 0 AND revoked = 0") { statement throws(StoreError) in
                     try statement.bind(1, now)
                     try statement.run()
                 }
