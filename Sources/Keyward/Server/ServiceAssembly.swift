@@ -99,6 +99,9 @@ public enum ServiceAssembly {
             } else {
                 throw Problem("secret \(retiredSessionKeysSecret): a PEM block is not a public or PKCS#8 private key")
             }
+            guard key.curve == .p256 else {
+                throw Problem("secret \(retiredSessionKeysSecret): a PEM block is not a P-256 key (ES256 sessions are signed with P-256 only)")
+            }
             let kid = SessionKeySet.thumbprintKID(for: key)
             // The signing key also listed as retired (step 2 of a rotation, when the new key was
             // published as verify-only first), or a key listed twice, is the same key: keep one.
