@@ -25,42 +25,36 @@ package protocol DeadlineHeapMember: AnyObject {
 /// Times are whatever monotonic unit the caller uses (Keyward's loops: milliseconds). Members with
 /// equal deadlines come out in no particular order. Not thread-safe: one loop thread owns a heap.
 /// Noncopyable, since every member's slot refers to one array.
-package struct DeadlineHeap<Member: DeadlineHeapMember>: ~Copyable {
-    @usableFromInline
-    struct Entry {
-        @usableFromInline var atTime: Int64
-        @usableFromInline let member: Member
+///
+/// Members are held as `any DeadlineHeapMember`, not through a generic parameter: the heap is
+/// compiled once here, and a generic one used from the loops' modules ran unspecialized (a type
+/// metadata lookup per call: a third of the shard loops' CPU while 9,500 held streams idled). A loop gets its own
+/// type back with `unsafeDowncast`, since it only ever enters members of that type.
+package struct DeadlineHeap: ~Copyable {
+    package typealias Member = any DeadlineHeapMember
 
-        @inlinable
-        init(atTime: Int64, member: Member) {
-            self.atTime = atTime
-            self.member = member
-        }
+    private struct Entry {
+        var atTime: Int64
+        let member: Member
     }
 
-    @usableFromInline
-    var entries: [Entry] = []
+    private var entries: [Entry] = []
 
     /// An empty heap.
-    @inlinable
     package init() {}
 
     /// How many members have an entry.
-    @inlinable
     package var count: Int { entries.count }
 
     /// Whether no member has an entry.
-    @inlinable
     package var isEmpty: Bool { entries.isEmpty }
 
     /// The earliest entry's time and member, nil when the heap is empty. O(1).
-    @inlinable
     package var earliest: (atTime: Int64, member: Member)? {
         entries.first.map { ($0.atTime, $0.member) }
     }
 
     /// The time of `member`'s entry, nil when it has none in this heap.
-    @inlinable
     package func scheduledTime(of member: Member) -> Int64? {
         let slot = member.deadlineHeapSlot
         guard slot >= 0, slot < entries.count, entries[slot].member === member else { return nil }
@@ -68,7 +62,6 @@ package struct DeadlineHeap<Member: DeadlineHeapMember>: ~Copyable {
     }
 
     /// Enters `member` at `atTime`, or moves its entry to `atTime`, earlier or later. O(log n).
-    @inlinable
     package mutating func schedule(_ member: Member, at atTime: Int64) {
         if let current = scheduledTime(of: member) {
             let slot = member.deadlineHeapSlot
@@ -84,14 +77,12 @@ package struct DeadlineHeap<Member: DeadlineHeapMember>: ~Copyable {
     /// Enters `member` at `atTime` if it has no entry, or moves its entry earlier to `atTime`; an
     /// entry already at or before `atTime` stays where it is (the loop re-reads the member's deadline
     /// when that entry comes due). O(1) when nothing moves, else O(log n).
-    @inlinable
     package mutating func schedule(_ member: Member, noLaterThan atTime: Int64) {
         if let current = scheduledTime(of: member), current <= atTime { return }
         schedule(member, at: atTime)
     }
 
     /// Takes `member`'s entry out, if it has one. O(log n).
-    @inlinable
     package mutating func remove(_ member: Member) {
         guard scheduledTime(of: member) != nil else { return }
         removeEntry(at: member.deadlineHeapSlot)
@@ -99,7 +90,6 @@ package struct DeadlineHeap<Member: DeadlineHeapMember>: ~Copyable {
 
     /// Takes out and returns the earliest entry if its time is at or before `limit`; nil otherwise
     /// (nothing is due). O(log n).
-    @inlinable
     package mutating func popEarliest(atOrBefore limit: Int64) -> (atTime: Int64, member: Member)? {
         guard let first = entries.first, first.atTime <= limit else { return nil }
         removeEntry(at: 0)
@@ -108,8 +98,7 @@ package struct DeadlineHeap<Member: DeadlineHeapMember>: ~Copyable {
 
     // MARK: Heap order
 
-    @inlinable
-    mutating func removeEntry(at slot: Int) {
+    private mutating func removeEntry(at slot: Int) {
         entries[slot].member.deadlineHeapSlot = -1
         let last = entries.count - 1
         if slot != last {
@@ -123,8 +112,7 @@ package struct DeadlineHeap<Member: DeadlineHeapMember>: ~Copyable {
     }
 
     /// Moves the entry at `slot` towards the root while it is earlier than its parent.
-    @inlinable
-    mutating func siftUp(from slot: Int) {
+    private mutating func siftUp(from slot: Int) {
         var child = slot
         while child > 0 {
             let parent = (child - 1) / 2
@@ -135,8 +123,7 @@ package struct DeadlineHeap<Member: DeadlineHeapMember>: ~Copyable {
     }
 
     /// Moves the entry at `slot` towards the leaves while a child is earlier than it.
-    @inlinable
-    mutating func siftDown(from slot: Int) {
+    private mutating func siftDown(from slot: Int) {
         var parent = slot
         while true {
             let left = 2 * parent + 1
@@ -149,8 +136,7 @@ package struct DeadlineHeap<Member: DeadlineHeapMember>: ~Copyable {
         }
     }
 
-    @inlinable
-    mutating func swapEntries(_ a: Int, _ b: Int) {
+    private mutating func swapEntries(_ a: Int, _ b: Int) {
         entries.swapAt(a, b)
         entries[a].member.deadlineHeapSlot = a
         entries[b].member.deadlineHeapSlot = b

@@ -73,7 +73,7 @@ final class MultiLoop: @unchecked Sendable {
     private var active: [ObjectIdentifier: TransferState] = [:]
     /// Active transfers by their connect or idle deadline (monotonic milliseconds), possibly
     /// earlier than the deadline now is (see the type's note). Loop thread only.
-    private var deadlines = DeadlineHeap<TransferState>()
+    private var deadlines = DeadlineHeap()
     /// The other event source this thread runs, if any. Loop thread only.
     private var attached: AttachedEventSource?
     /// True while the loop is inside `curl_multi_socket_action`, whose callbacks may not add
@@ -389,7 +389,7 @@ final class MultiLoop: @unchecked Sendable {
     /// stays out until the pause ends.
     private func expireDeadlines(now: Int64) {
         while let due = deadlines.popEarliest(atOrBefore: now - 1) {
-            let state = due.member
+            let state = unsafeDowncast(due.member, to: TransferState.self)  // only TransferStates are entered
             guard let deadline = state.deadline else { continue }
             if deadline.atMs < now {
                 finish(state, deadline.error)

@@ -32,7 +32,7 @@ final class EngineLoop: @unchecked Sendable {
     private let timeoutMilliseconds: Int64
     /// Open connections by deadline (monotonic milliseconds), possibly earlier than the deadline
     /// now is: see the type's note.
-    private var deadlines = DeadlineHeap<EngineConnection>()
+    private var deadlines = DeadlineHeap()
     private let inbox = Locked([EngineConnection]())
     /// The thread that runs this loop (`pthread_self`), 0 before it first ran: a post from it needs
     /// no wake-up, since the loop looks at its inbox before it sleeps again.
@@ -178,7 +178,7 @@ final class EngineLoop: @unchecked Sendable {
     /// that time; one that no longer runs (waiting for its answer) stays out until it comes back.
     private func expireDeadlines(now: Int64) {
         while let due = deadlines.popEarliest(atOrBefore: now) {
-            let connection = due.member
+            let connection = unsafeDowncast(due.member, to: EngineConnection.self)  // only EngineConnections are entered
             guard !connection.closed, let deadline = connection.deadline(timeoutMilliseconds: timeoutMilliseconds) else { continue }
             if deadline <= now {
                 connection.close()
