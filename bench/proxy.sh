@@ -9,9 +9,10 @@
 # Each target gets two unmeasured seconds of the same load first. Prints req/s, p50 and p99 for
 # each, and for the three proxies their own CPU per request: user + system time from
 # /proc/PID/stat over the measured seconds (Keyward's `serve`; the nginx proxy's worker
-# processes, not the origin's), divided by the requests wrk completed. Then a one-connection wrk
-# run (-t1 -c1) per target for the latency a proxy adds: its p50 minus the direct upstream's p50,
-# in the same round. Each round ends with its ratios: keyward/nginx and keyward-limited/nginx
+# processes, not the origin's), divided by the requests wrk completed. Then the latency a proxy
+# adds over one keep-alive connection: wrk -t1 -c1 runs of 1 s, the four targets in turn, five
+# times (so the machine's drift falls on all alike); each target's p50 is the median of its five,
+# and a proxy's added latency is its p50 minus the direct upstream's. Each round ends with its ratios: keyward/nginx and keyward-limited/nginx
 # req/s, keyward/nginx CPU per request, and keyward/nginx added latency (p50, one connection).
 # With RUNS > 1 the rounds repeat on the same set-up and the median of each ratio is printed last.
 #
@@ -75,7 +76,7 @@ CONF
 nginx -p "$work/proxy" -c "$work/proxy/nginx.conf"
 
 # 3. Keyward: a real `serve` with its own store, session key and a bench provider.
-"$keyward" keys generate --out "$work/session.pem" >/dev/null
+"$keyward" keys generate --out "$work/session.pem" >/dev/null 2>&1
 write_bench_config "$work" "$upstream_port" "$keyward_port" "$admin_port"
 export BENCH_KEY="$bench_key" KEYWARD_SESSION_KEY_FILE="$work/session.pem"
 "$keyward" migrate --config "$work/keyward.toml" >/dev/null
@@ -140,20 +141,31 @@ run() {  # target: throughput, p50/p99 and (for a proxy) CPU per request, into r
     "${cpu:+   $cpu µs CPU per request}" "${errors:+   non-2xx $errors}"
   eval "rps_$target=$rps"
 }
-latency() {  # target: p50 in µs over one keep-alive connection, into p50_TARGET
-  local target="$1" out p50
-  target_args "$target"
-  wrk -t1 -c1 -d1s ${extra[@]+"${extra[@]}"} "$url" >/dev/null
-  out=$(wrk -t1 -c1 -d"${duration}s" --latency ${extra[@]+"${extra[@]}"} "$url")
-  p50=$(wrk_p50 "$out")
-  eval "p50_$target=$p50"
+latency_runs=5
+latency() {  # the four targets' p50 in µs over one keep-alive connection, into p50_TARGET
+  local target out pass
+  declare -A samples=()
+  for target in upstream nginx keyward limited; do
+    target_args "$target"
+    wrk -t1 -c1 -d1s ${extra[@]+"${extra[@]}"} "$url" >/dev/null
+  done
+  for pass in $(seq 1 "$latency_runs"); do
+    for target in upstream nginx keyward limited; do
+      target_args "$target"
+      out=$(wrk -t1 -c1 -d1s --latency ${extra[@]+"${extra[@]}"} "$url")
+      samples[$target]+="$(wrk_p50 "$out") "
+    done
+  done
+  for target in upstream nginx keyward limited; do
+    eval "p50_$target=$(python3 -c 'import statistics, sys; print(statistics.median(map(float, sys.argv[1:])))' ${samples[$target]})"
+  done
 }
 
 ratios=()  # one line per round: the round's five ratios
 for round in $(seq 1 "$runs"); do
   echo "round $round of $runs: wrk -t$threads -c$connections -d${duration}s, all on 127.0.0.1 ($(nproc) cores)"
   for target in upstream nginx keyward limited; do run "$target"; done
-  for target in upstream nginx keyward limited; do latency "$target"; done
+  latency
   line=$(python3 - "$rps_keyward" "$rps_nginx" "$rps_limited" "$cpu_keyward" "$cpu_nginx" "$cpu_limited" \
     "$p50_upstream" "$p50_nginx" "$p50_keyward" "$p50_limited" <<'PY'
 import sys
@@ -163,7 +175,7 @@ print("%.2f %.2f %.2f %.2f %.2f %.1f %.1f %.1f %.1f %.1f" % (
 PY
 )
   read -r r_kn r_lk r_ln r_cpu r_lat p_u a_n a_k a_l r_cpul <<<"$line"
-  echo "wrk -t1 -c1 -d${duration}s p50: upstream direct ${p_u} µs; added by nginx ${a_n} µs, by keyward ${a_k} µs, by keyward rate-limited ${a_l} µs"
+  echo "wrk -t1 -c1, median p50 of $latency_runs runs of 1 s: upstream direct ${p_u} µs; added by nginx ${a_n} µs, by keyward ${a_k} µs, by keyward rate-limited ${a_l} µs"
   echo "keyward/nginx req/s ratio: $r_kn"
   echo "keyward-limited/keyward req/s ratio: $r_lk"
   echo "keyward/nginx CPU per request ratio: $r_cpu   (keyward-limited/nginx: $r_cpul)"

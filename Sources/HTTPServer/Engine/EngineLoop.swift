@@ -71,15 +71,20 @@ final class EngineLoop: @unchecked Sendable {
     var hasPosts: Bool { inbox.withLock { !$0.isEmpty } }
 
     /// One pass: waits up to `timeoutMilliseconds` for readiness, handles it, then the inbox and
-    /// the timeouts.
-    func turn(timeoutMilliseconds: Int32) {
+    /// the timeouts. With `poll` false the poller is not asked at all (no system call): for an
+    /// outer loop whose own wait just reported the poller's descriptor not readable, since the set
+    /// is level-triggered and anything that became ready since keeps the descriptor readable for
+    /// that loop's next wait.
+    func turn(timeoutMilliseconds: Int32, poll: Bool = true) {
         owner.store(UInt(pthread_self()), ordering: .relaxed)
         let now = Self.monotonicMilliseconds()
-        poller.wait(timeoutMilliseconds: hasPosts ? 0 : timeoutMilliseconds) { readiness in
-            if readiness.token == Self.listenerToken {
-                accept(now: now)
-            } else if let connection = connections[readiness.token] {
-                connection.handle(readiness, now: now)
+        if poll {
+            poller.wait(timeoutMilliseconds: hasPosts ? 0 : timeoutMilliseconds) { readiness in
+                if readiness.token == Self.listenerToken {
+                    accept(now: now)
+                } else if let connection = connections[readiness.token] {
+                    connection.handle(readiness, now: now)
+                }
             }
         }
         let posted = inbox.withLock { inbox -> [EngineConnection] in
