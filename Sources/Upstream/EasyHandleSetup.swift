@@ -41,16 +41,7 @@ enum EasyHandleSetup {
             throw .protocolError("curl_easy_init failed")
         }
         state.easy = easy
-        var listComplete = true
-        lines.forEach { line in
-            guard let appended = curl_slist_append(state.headerList, line) else {
-                listComplete = false
-                return false
-            }
-            state.headerList = appended
-            return true
-        }
-        guard listComplete else { throw .protocolError("curl_slist_append failed") }
+        state.headerList = lines.makeList()
 
         try setString(easy, CURLOPT_URL, request.url)
         try setString(easy, CURLOPT_PROTOCOLS_STR, "http,https")

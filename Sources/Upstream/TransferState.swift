@@ -13,7 +13,7 @@ final class TransferState: @unchecked Sendable {
     private var handler: (any UpstreamResponseHandler)?
     /// The easy handle (CURL *); nil when setup failed.
     var easy: UnsafeMutableRawPointer?
-    /// The CURLOPT_HTTPHEADER list, freed with the handle.
+    /// The CURLOPT_HTTPHEADER list (`RequestHeaderLines.makeList`), freed with the handle.
     var headerList: UnsafeMutablePointer<curl_slist>?
     /// Why the handle could not be built; the loop completes the transfer with it.
     var setupError: UpstreamError?
@@ -185,7 +185,7 @@ final class TransferState: @unchecked Sendable {
     func releaseHandle() {
         if let easy { EasyHandlePool.shared.giveBack(easy) }
         easy = nil
-        if let headerList { curl_slist_free_all(headerList) }
+        if let headerList { RequestHeaderLines.freeList(headerList) }
         headerList = nil
     }
 
