@@ -12,8 +12,11 @@ enum EasyHandleSetup {
     /// Fills `state.easy` and `state.headerList` for `request`.
     /// - Throws: `UpstreamError.invalidRequest` for a URL that is not http(s), a method that is not a
     ///   token, a HEAD with a body, a bad header; `.protocolError` if libcurl refuses an option.
+    /// - Parameter urls: the client's parsed URLs; the request's is taken from there (CURLOPT_CURLU)
+    ///   when libcurl can parse it, else given as text and refused by the transfer as before.
     static func configure(
-        _ state: TransferState, request: UpstreamRequest, configuration: UpstreamClient.Configuration
+        _ state: TransferState, request: UpstreamRequest, configuration: UpstreamClient.Configuration,
+        urls: ParsedURLCache
     ) throws(UpstreamError) {
         guard HTTPBytes.hasPrefixIgnoringCase(request.url, "http://") || HTTPBytes.hasPrefixIgnoringCase(request.url, "https://") else {
             throw .invalidRequest("URL scheme is not http or https")
@@ -43,7 +46,12 @@ enum EasyHandleSetup {
         state.easy = easy
         state.headerList = lines.makeList()
 
-        try setString(easy, CURLOPT_URL, request.url)
+        if let parsed = urls.parsed(request.url) {
+            state.parsedURL = parsed
+            try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_CURLU, UnsafeRawPointer(parsed.handle)))
+        } else {
+            try setString(easy, CURLOPT_URL, request.url)
+        }
         try setString(easy, CURLOPT_PROTOCOLS_STR, "http,https")
         try check(kw_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1)))
         try check(kw_curl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0))

@@ -15,6 +15,8 @@ final class TransferState: @unchecked Sendable {
     var easy: UnsafeMutableRawPointer?
     /// The CURLOPT_HTTPHEADER list (`RequestHeaderLines.makeList`), freed with the handle.
     var headerList: UnsafeMutablePointer<curl_slist>?
+    /// The CURLOPT_CURLU the handle reads, kept until the handle is reset.
+    var parsedURL: ParsedURL?
     /// Why the handle could not be built; the loop completes the transfer with it.
     var setupError: UpstreamError?
     /// Idle window in milliseconds (0 = none), from the request.
@@ -187,6 +189,7 @@ final class TransferState: @unchecked Sendable {
         easy = nil
         if let headerList { RequestHeaderLines.freeList(headerList) }
         headerList = nil
+        parsedURL = nil
     }
 
     deinit { releaseHandle() }
