@@ -3,7 +3,8 @@ import HTTPFields
 /// Decodes a chunked request body (RFC 9112 §7.1) as its bytes arrive, without copying the data:
 /// each call hands back where the chunk data lies in the bytes it was given.
 ///
-/// Strict: chunk sizes are 1*HEXDIG (at most 15 digits, so a size fits an `Int`), every line ends
+/// Strict: chunk sizes are 1*HEXDIG whose value is below 16¹⁵ (15 significant digits, so a size
+/// fits an `Int`; leading zeros are digits like any other, bounded by the line limit), every line ends
 /// with CRLF, chunk extensions (`;name=value`) are skipped but must be visible bytes and at most
 /// ``maxLineBytes`` with the size, the data of each chunk is followed by CRLF. Trailer fields are
 /// read and dropped (Keyward forwards none, RFC 9110 §6.5.1 lets a recipient discard them): each
@@ -101,7 +102,8 @@ public struct ChunkedBodyDecoder: Sendable {
             lineBytes += 1
             if lineBytes > maxLineBytes { return .lineTooLarge }
             if let value = Self.hexValue(byte) {
-                guard digits < 15 else { return .chunkSizeTooLarge }
+                // The value, not the digit count, is bounded: `000…0010` is 16 (RFC 9112 §7.1).
+                guard chunkSize >> 56 == 0 else { return .chunkSizeTooLarge }
                 chunkSize = chunkSize << 4 | value
                 state = .size(digits: digits + 1)
             } else {
@@ -198,7 +200,7 @@ public struct ChunkedBodyDecoder: Sendable {
 public enum ChunkedBodyRefusal: String, Error, Sendable, Equatable, CaseIterable {
     /// A size that is not hex, a missing CRLF, a control byte in an extension (400).
     case malformed = "chunked_body_malformed"
-    /// A size of more than 15 hex digits (413).
+    /// A size of 16¹⁵ or more, more than 15 significant hex digits (413).
     case chunkSizeTooLarge = "chunk_size_too_large"
     /// A size line over the decoder's `maxLineBytes` (400).
     case lineTooLarge = "chunk_line_too_large"

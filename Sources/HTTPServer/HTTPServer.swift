@@ -128,6 +128,17 @@ public final class HTTPServer: Sendable {
         engine.activeRequests.load(ordering: .relaxed)
     }
 
+    /// Client connections open now, idle keep-alive ones included.
+    public var openConnections: Int {
+        engine.openConnections.load(ordering: .relaxed)
+    }
+
+    /// How many times since start a loop filled its share of ``HTTPServerConfiguration/connectionLimit``
+    /// and stopped accepting (further clients wait in the listen backlog until a connection closes).
+    public var connectionLimitReachedCount: Int {
+        engine.connectionLimitReached.load(ordering: .relaxed)
+    }
+
     /// Graceful shutdown: stops accepting connections, lets the requests in
     /// progress finish (streams included) for up to `gracePeriodMilliseconds`,
     /// then ``stop()``s, cutting whatever is left. Connections that arrive

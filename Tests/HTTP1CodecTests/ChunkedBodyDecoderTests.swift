@@ -79,6 +79,13 @@ final class ChunkedBodyDecoderTests: XCTestCase {
         XCTAssertEqual(ChunkedBodyRefusal.chunkSizeTooLarge.status, 413)
     }
 
+    func testLeadingZerosDoNotCountTowardTheSizeLimit() {
+        var decoder = ChunkedBodyDecoder()
+        let step = Array("0000000000000000000002\r\nab".utf8).withUnsafeBytes { decoder.decode($0) }
+        XCTAssertEqual(step, .data(24..<26, consumed: 26))
+        XCTAssertEqual(decode("00000000000000001000000000000000\r\n").end, .refused(.chunkSizeTooLarge))
+    }
+
     func testLargestSizeIsFifteenHexDigits() {
         var decoder = ChunkedBodyDecoder()
         let step = Array("fffffffffffffff\r\nab".utf8).withUnsafeBytes { decoder.decode($0) }

@@ -85,6 +85,8 @@ final class HTTPServerLimitTests: XCTestCase {
         let third = try RawClient(port: server.port, receiveTimeout: 0.5)
         try third.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         XCTAssertThrowsError(try third.readHead(), "a connection over the limit was served at once")
+        XCTAssertEqual(server.openConnections, 2)
+        XCTAssertEqual(server.connectionLimitReachedCount, 1)
         first.closeNow()
         let thirdAgain = try RawClient(port: server.port, receiveTimeout: 3)
         try thirdAgain.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")

@@ -49,6 +49,10 @@ final class MetricsTests: XCTestCase {
         XCTAssertEqual(delta(#"keyward_rate_limited_total{limit="provider"}"#), 1)
         XCTAssertEqual(delta(#"keyward_upstream_header_seconds_count{provider="chat"}"#), 2)
         XCTAssertEqual(after.samples["keyward_open_streams"], 0)
+        // The client keeps its connection to the public listener alive between calls.
+        XCTAssertGreaterThanOrEqual(after.samples["keyward_client_connections"] ?? 0, 1)
+        XCTAssertEqual(after.types["keyward_client_connections"], "gauge")
+        XCTAssertEqual(after.samples["keyward_connection_limit_reached_total"], 0)
         XCTAssertEqual(after.types["keyward_upstream_header_seconds"], "histogram")
         XCTAssertEqual(after.types["keyward_requests_total"], "counter")
     }

@@ -43,13 +43,15 @@ final class ServeReloadReportTests: XCTestCase {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         var working = configuration
-        working.storeURL = "sqlite://\(folder.path)/keyward.db"
+        working.storeURL = "postgres://keyward@db/keyward"
+        var embedded = configuration
+        embedded.storeURL = "sqlite://\(folder.path)/keyward.db"
         let store = try ServiceAssembly.waitForStore(
             working, logger: logger,
-            open: { (configuration) throws(ServiceAssembly.Problem) -> any Store in
+            open: { (_) throws(ServiceAssembly.Problem) -> any Store in
                 tries.append(1)
                 guard tries.values.count >= 3 else { throw ServiceAssembly.Problem("store postgres://keyward@db/keyward: connection refused") }
-                return try ServiceAssembly.store(configuration)
+                return try ServiceAssembly.store(embedded)
             },
             pause: { pauses.append($0) })
         XCTAssertNoThrow(try store.ping())
@@ -61,10 +63,27 @@ final class ServeReloadReportTests: XCTestCase {
 
         // Bounded: after the last try the error is thrown.
         XCTAssertThrowsError(try ServiceAssembly.waitForStore(
-            configuration, logger: logger,
+            working, logger: logger,
             open: { (_) throws(ServiceAssembly.Problem) -> any Store in throw ServiceAssembly.Problem("down") },
             pause: { _ in }))
         XCTAssertEqual(sink.lines.filter { $0.contains("\"event\":\"store_unavailable\"") }.count, 2 + 4)
+    }
+
+    func testAnEmbeddedStoreThatCannotOpenFailsAtTheFirstTry() throws {
+        var configuration = try KeywardConfiguration.parse(text: "[store]\nstart_attempts = 30\nstart_retry_seconds = 2", path: "/etc/keyward/keyward.toml")
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        configuration.storeURL = "sqlite://\(folder.path)"  // a directory, not a database
+        let sink = MemoryLogSink()
+        let pauses = ConcurrentResults<Int>()
+        XCTAssertThrowsError(try ServiceAssembly.waitForStore(
+            configuration, logger: Logger(sink: sink, time: SystemTimeSource()), pause: { pauses.append($0) })) { error in
+            XCTAssertTrue("\(error)".contains("store sqlite://\(folder.path)"), "\(error)")
+        }
+        XCTAssertEqual(pauses.values, [])
+        let lines = sink.lines.filter { $0.contains("\"event\":\"store_unavailable\"") }
+        XCTAssertEqual(lines.count, 1)
+        XCTAssertTrue(lines.first?.contains("\"attempt\":1,\"attempts\":1") ?? false, lines.first ?? "")
     }
 
     func testShutdownAndListenSettingsAreValidated() {

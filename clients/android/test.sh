@@ -26,7 +26,7 @@ javac --release 17 -Xlint:all -Werror -encoding UTF-8 -cp "build/keyward-client.
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
-java -Dkeyward.demo="$demo" -Dkeyward.binary="$keyward" -Dkeyward.vectors="$root/Tests/Fixtures/client-data-vectors.json" \
+java -Dkeyward.demo="$demo" -Dkeyward.binary="$keyward" -Dkeyward.vectors="$root/Tests/Fixtures/client-data-vectors.json" -Dkeyward.readme="$root/README.md" \
   -jar "$launcher" --disable-banner --disable-ansi-colors --details=tree \
   --class-path "build/test-classes:build/keyward-client.jar" --select-package dev.keyward.client 2>&1 | tee "$log" || status=$?
 passed=$(sed -nE 's/^\[ *([0-9]+) tests successful *\]$/\1/p' "$log" | tail -1)

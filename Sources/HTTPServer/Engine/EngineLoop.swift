@@ -139,16 +139,19 @@ final class EngineLoop: @unchecked Sendable {
                 continue
             }
             connections[token] = connection
+            server.openConnections.add(1, ordering: .relaxed)
         }
-        if connections.count >= connectionLimit {
+        if connections.count >= connectionLimit && listening {
             // Further connections wait in the listen backlog until one of ours closes.
             stopListening()
+            server.connectionLimitReached.add(1, ordering: .relaxed)
         }
     }
 
     /// Called by a connection as it closes.
     func connectionClosed(_ connection: EngineConnection) {
-        connections[connection.token] = nil
+        guard connections.removeValue(forKey: connection.token) != nil else { return }
+        server.openConnections.subtract(1, ordering: .relaxed)
         server.release(connection.remoteAddress)
         if !listening && connections.count < connectionLimit && !server.stopping.load(ordering: .relaxed) { listen() }
     }

@@ -23,6 +23,10 @@ final class EngineServer: @unchecked Sendable {
     /// Exchanges whose connection waits on the application: an answer not given yet, or a
     /// stream with nothing queued. They hold no timer; only the client leaving ends them early.
     let waitingExchanges = Atomic<Int>(0)
+    /// Client connections open on all loops.
+    let openConnections = Atomic<Int>(0)
+    /// Times a loop filled its share of the connection limit and stopped accepting.
+    let connectionLimitReached = Atomic<Int>(0)
     let closesConnections = Atomic<Bool>(false)
     let quiesced = Atomic<Bool>(false)
     let stopping = Atomic<Bool>(false)

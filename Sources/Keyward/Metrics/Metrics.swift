@@ -65,8 +65,31 @@ public final class Metrics: Sendable {
     /// `[gate] mode` in force, for the `keyward_gate_mode` gauge.
     private let gateMode = Mutex("enforce")
 
+    /// The public listener's connection figures, read when `/metrics` is rendered.
+    public struct ConnectionFigures: Sendable, Equatable {
+        /// Client connections open now, idle keep-alive ones included.
+        public var open: Int
+        /// Times since start an event loop filled its share of `[listen] max_connections` and
+        /// stopped accepting.
+        public var limitReached: Int
+
+        public init(open: Int, limitReached: Int) {
+            self.open = open
+            self.limitReached = limitReached
+        }
+    }
+
+    /// Where the connection figures come from: the server sets it once its listeners exist.
+    private let connectionFigures = Mutex<(@Sendable () -> ConnectionFigures)?>(nil)
+
     /// Empty counters and histogram; the open-streams gauge at 0.
     public init() {}
+
+    /// Makes `/metrics` report `source`'s figures as `keyward_client_connections` and
+    /// `keyward_connection_limit_reached_total`. Called once by the server that owns the listeners.
+    public func reportConnections(from source: @escaping @Sendable () -> ConnectionFigures) {
+        connectionFigures.withLock { $0 = source }
+    }
 
     /// Adds one to counter `name` for the label set `labels` (pairs of label name and value): the
     /// untyped form under ``count(_:)``, which is what the service calls.
@@ -209,6 +232,12 @@ public final class Metrics: Sendable {
         }
         out += "# HELP keyward_open_streams Proxied responses currently streaming.\n# TYPE keyward_open_streams gauge\n"
         out += "keyward_open_streams \(openStreams)\n"
+        if let figures = connectionFigures.withLock({ $0 })?() {
+            out += "# HELP keyward_client_connections Client connections open on the public listener, idle keep-alive ones included.\n"
+            out += "# TYPE keyward_client_connections gauge\nkeyward_client_connections \(figures.open)\n"
+            out += "# HELP keyward_connection_limit_reached_total Times an event loop filled its share of [listen] max_connections and stopped accepting (new clients wait in the listen backlog).\n"
+            out += "# TYPE keyward_connection_limit_reached_total counter\nkeyward_connection_limit_reached_total \(figures.limitReached)\n"
+        }
         out += "# HELP keyward_app_credits_used The app's credits used today, as the latest spend saw them.\n# TYPE keyward_app_credits_used gauge\n"
         out += "keyward_app_credits_used \(appCreditsUsed.load(ordering: .relaxed))\n"
         out += "# HELP keyward_config_last_reload_successful Whether the last SIGHUP reload took effect (1) or was refused (0).\n"

@@ -60,6 +60,11 @@ public final class KeywardServer: Sendable {
         self.shards = (0..<count).map { index in
             Shard(index: index, service: service, listener: shardListener, upstreamConfiguration: shardUpstream)
         }
+        let servers = self.shards.map(\.server)
+        service.metrics.reportConnections {
+            Metrics.ConnectionFigures(open: servers.reduce(0) { $0 + $1.openConnections },
+                                      limitReached: servers.reduce(0) { $0 + $1.connectionLimitReachedCount })
+        }
         purgeTimer = RepeatingTimer(label: "keyward.purge", seconds: 60) { service.purgeExpired() }
         giveBackTimer = RepeatingTimer(label: "keyward.give-backs", milliseconds: GiveBackLedger.flushIntervalMillis) {
             service.flushGiveBacksSoon()

@@ -166,8 +166,10 @@ public enum ServiceAssembly {
 
     /// Opens the store like `store(_:)`, trying up to `configuration.storeStartAttempts` times
     /// `configuration.storeStartRetrySeconds` apart, so a Keyward started beside its database
-    /// (compose, a reboot) waits for it instead of exiting. Each failed try logs one
+    /// server (compose, a reboot) waits for it instead of exiting. Each failed try logs one
     /// `store_unavailable` line (attempt, attempts, the reason with the password redacted).
+    /// The embedded SQLite store is tried once: no server is on its way, and a path that is a
+    /// directory, not a database or not writable stays so however long `serve` waits.
     /// - Parameter pause: waits between tries (seconds); tests pass one that returns at once.
     /// - Throws: `Problem` of the last try when none succeeded.
     public static func waitForStore(
@@ -175,7 +177,7 @@ public enum ServiceAssembly {
         open: (KeywardConfiguration) throws(Problem) -> any Store = { (configuration) throws(Problem) in try store(configuration) },
         pause: (Int) -> Void = { seconds in Thread.sleep(forTimeInterval: Double(seconds)) }
     ) throws(Problem) -> any Store {
-        let attempts = max(1, configuration.storeStartAttempts)
+        let attempts = configuration.storeURL.hasPrefix("sqlite://") ? 1 : max(1, configuration.storeStartAttempts)
         var attempt = 1
         while true {
             do {
