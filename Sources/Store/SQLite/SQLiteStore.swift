@@ -28,6 +28,8 @@ public final class SQLiteStore: Store {
     let purgeTicker = PurgeTicker(interval: 1_024)
     /// Storage failures of writes since the last committed probe, and the file's identity.
     let writeHealth: SQLiteWriteHealth
+    /// The page cap every connection to this database is opened with (`Options.maxPageCount`).
+    let maxPageCount: Int?
 
     /// Opens or creates the database at `path` and migrates it.
     /// - Parameter path: a file path (relative paths resolve against the working directory).
@@ -58,6 +60,7 @@ public final class SQLiteStore: Store {
             // lost at the next start (spent credits, challenges, counters), so nothing is done on it.
             precheck: { () throws(StoreError) in try health.checkFile(path: path) })
         writeHealth = health
+        self.maxPageCount = maxPageCount
         try migrate()
         // The first connection created the file: its identity is known only now.
         writeHealth.recordIdentity(path: path)
