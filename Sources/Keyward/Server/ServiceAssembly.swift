@@ -136,10 +136,13 @@ public enum ServiceAssembly {
     }
 
     /// Opens the configured store and applies pending migrations.
+    /// - Parameter createIfMissing: false for commands that work on an existing store only (`keyward
+    ///   devices`): a SQLite file that does not exist is refused (`sqlite_missing`, naming the path)
+    ///   instead of being created empty, so a mistyped path is not read as "no devices".
     /// - Throws: `Problem` naming the store URL with its password redacted, and the `StoreError`.
-    public static func store(_ configuration: KeywardConfiguration) throws(Problem) -> any Store {
+    public static func store(_ configuration: KeywardConfiguration, createIfMissing: Bool = true) throws(Problem) -> any Store {
         do {
-            let store = try openStore(url: configuration.storeURL)
+            let store = try openStore(url: configuration.storeURL, createIfMissing: createIfMissing)
             try store.migrate()
             // Refuse to start on a store that cannot take a write (a read-only file, a standby).
             try store.ping()
