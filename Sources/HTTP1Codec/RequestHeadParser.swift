@@ -66,6 +66,14 @@ public struct RequestHeadParser: Sendable {
 
     private mutating func advance(_ bytes: UnsafeRawBufferPointer) -> Step {
         while true {
+            // A request line starts with a method, a token (RFC 9112 §3.1), or the CR of an empty
+            // line: any other first byte (a TLS ClientHello's 0x16, binary) is refused as soon as
+            // it arrives, not after the head timeout. It is the first byte of its line, so no limit
+            // can break before it and the verdict is the same however the bytes arrive.
+            if method == nil, lineStart < bytes.count, bytes[lineStart] != UInt8(ascii: "\r"),
+               bytes[lineStart] != UInt8(ascii: "\n"), !HTTPBytes.isTokenByte(bytes[lineStart]) {
+                return .refused(.invalidMethod)
+            }
             guard let lineFeed = Self.firstLineFeed(in: bytes, from: scanned) else {
                 scanned = bytes.count
                 if let refusal = limitRefusal(received: bytes.count, lineFeed: nil) { return .refused(refusal) }

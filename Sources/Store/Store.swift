@@ -61,8 +61,9 @@ public protocol Store: Sendable {
     /// How many devices are unattested and not revoked (what ``revokeUnattested(now:)`` would revoke).
     func countUnattested() throws(StoreError) -> Int
 
-    /// Revokes every unattested, not yet revoked device at `now`, with its install credentials, in
-    /// one transaction. Attested devices are untouched.
+    /// Revokes every unattested, not yet revoked device at `now`, with its install credentials and
+    /// (as ``setRevoked(deviceID:_:now:)`` does) every session issued until `now`, in one
+    /// transaction. Attested devices are untouched.
     /// - Returns: how many devices were revoked.
     @discardableResult
     func revokeUnattested(now: Int64) throws(StoreError) -> Int
@@ -81,7 +82,9 @@ public protocol Store: Sendable {
     func markSeen(deviceID: String, now: Int64) throws(StoreError) -> Bool
 
     /// Sets or clears the revoked flag (one write; `revokedAt` becomes `now`, or nil when cleared).
-    /// Revoking also revokes every install credential of the device (clearing does not restore them).
+    /// Revoking also revokes every install credential of the device and moves `sessionsNotBefore`
+    /// past `now` (unix seconds), so every session issued until then stays refused; clearing
+    /// restores neither: the device makes a new handshake.
     /// Returns false for an unknown device.
     @discardableResult
     func setRevoked(deviceID: String, _ revoked: Bool, now: Int64) throws(StoreError) -> Bool

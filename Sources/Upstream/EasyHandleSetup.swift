@@ -77,6 +77,10 @@ enum EasyHandleSetup {
 
         if isHead {
             try check(kw_curl_easy_setopt_long(easy, CURLOPT_NOBODY, 1))
+            // The connection ends with the answer (RFC 9112 §6.3: a HEAD answer has no body): a
+            // provider that wrongly sends its body after the head would otherwise have those bytes
+            // read as the head of the next answer on that connection.
+            try check(kw_curl_easy_setopt_long(easy, CURLOPT_FORBID_REUSE, 1))
         } else if hasContent {
             // POSTFIELDSIZE first, or COPYPOSTFIELDS would strlen() the body. COPYPOSTFIELDS copies
             // the bytes into the handle and switches it to POST; the custom method keeps that framing.

@@ -35,6 +35,18 @@ final class RequestHeadParserTests: XCTestCase {
         }
     }
 
+    func testABinaryFirstByteIsRefusedAsItArrivesNotAtTheTimeout() {
+        // The start of a TLS ClientHello sent to the plain listener: no line feed will come soon.
+        let clientHello: [UInt8] = [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03]
+        XCTAssertEqual(parse([0x16]), .refused(.invalidMethod), "its first byte is enough")
+        XCTAssertEqual(parseArriving(clientHello, step: 1), .refused(.invalidMethod))
+        XCTAssertEqual(parseArriving(Array("\r\n\r\n".utf8) + clientHello, step: 3), .refused(.invalidMethod), "after empty lines too")
+        // What may still become a request line waits for its line.
+        XCTAssertEqual(parse("GE"), .needMore)
+        XCTAssertEqual(parse("\r"), .needMore)
+        XCTAssertEqual(parse("\r\nGET /"), .needMore)
+    }
+
     func testFramingRefusals() {
         let cases: [(String, HeadRefusal)] = [
             ("GET / HTTP/1.1\r\n\r\n", .missingHost),

@@ -119,6 +119,12 @@ final class HTTPServerHygieneTests: XCTestCase {
         try assertRefused("GET / HTTP/1.1\r\nHost: x\r\nX-\u{0}Note: a\r\n\r\n", reason: "invalid_field_name")
     }
 
+    func testATLSClientHelloOnThePlainListenerIsRefusedAtOnce() throws {
+        // A record header and the first bytes of a ClientHello, no line feed: refused at its first
+        // byte, which a method cannot start with, well within the client's 5 s (the head timeout is 60 s).
+        try assertRefused("\u{16}\u{03}\u{01}\u{02}\u{00}\u{01}\u{00}\u{01}", reason: "invalid_method")
+    }
+
     func testByteNotAllowedInAFieldNameIs400AndClosed() throws {
         try assertRefused("GET / HTTP/1.1\r\nHost: x\r\nX\"Note: a\r\n\r\n", reason: "invalid_field_name")
         try assertRefused("GET / HTTP/1.1\r\nHost: x\r\nX-N\u{E9}te: a\r\n\r\n", reason: "invalid_field_name")

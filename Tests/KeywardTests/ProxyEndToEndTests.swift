@@ -248,6 +248,26 @@ final class ProxyEndToEndTests: XCTestCase {
         XCTAssertEqual(errorCode(response.body), "session_invalid")
     }
 
+    func testUnrevokingBringsBackNoSessionIssuedBeforeTheRevocation() throws {
+        let clock = ManualTimeSource(seconds: 1_900_000_000)
+        env = try TestDeployment(time: clock)
+        let (device, token) = try env.session()
+        XCTAssertEqual(try env.client.call("GET", "/p/chat/v1/models", headers: [env.bearer(token)]).status, 200)
+        let deviceID = Hex.encode(device.keyID)
+        XCTAssertTrue(try env.deployment.store.setRevoked(deviceID: deviceID, true, now: clock.nowSeconds()))
+        clock.advance(millis: 5_000)
+        XCTAssertTrue(try env.deployment.store.setRevoked(deviceID: deviceID, false, now: clock.nowSeconds()))
+        clock.advance(millis: 31_000)   // past the revocation check interval: the status is read again
+        let old = try env.client.call("GET", "/p/chat/v1/models", headers: [env.bearer(token)])
+        XCTAssertEqual(old.status, 401)
+        XCTAssertEqual(errorCode(old.body), "session_invalid")
+        XCTAssertTrue(env.logLines.contains { $0.contains("session_revoked") }, "the reason is logged")
+        let (status, json) = try env.assert(device)   // a new handshake of the same key
+        XCTAssertEqual(status, 200, "\(json)")
+        let fresh = try XCTUnwrap(json["token"] as? String)
+        XCTAssertEqual(try env.client.call("GET", "/p/chat/v1/models", headers: [env.bearer(fresh)]).status, 200)
+    }
+
     func testUnreachableUpstreamIsUpstreamError() throws {
         env = try TestDeployment(extraProviders: { _ in
             TestDeployment.loopbackProvider("down", port: 1, allow: [("GET", "/x")])

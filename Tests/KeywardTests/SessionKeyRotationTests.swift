@@ -173,6 +173,16 @@ final class SessionKeyRotationTests: XCTestCase {
         XCTAssertFalse(third.contains("\"warning\""), third)
     }
 
+    func testARetiredKeyOnAnotherCurveIsRefusedNamingItsSecretAndCurve() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let files = KeyFiles(signing: folder.path + "/key.pem", verifyOnly: folder.path + "/retired.pem")
+        try files.write(signing: try ECPrivateKey.generate(.p256), verifyOnly: [try ECPrivateKey.generate(.p384)])
+        XCTAssertThrowsError(try files.read()) { error in
+            XCTAssertEqual("\(error)", "secret KEYWARD_SESSION_KEYS_RETIRED: a PEM block is not a P-256 key (ES256 sessions are signed with P-256 only)")
+        }
+    }
+
     func testABrokenKeyFileKeepsTheKeysInForce() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }

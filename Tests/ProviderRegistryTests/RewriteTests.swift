@@ -61,6 +61,8 @@ final class RequestRewriteTests: XCTestCase {
             ("OpenAI-Organization", "org-someone-else"),
             ("OpenAI-Project", "proj-someone-else"),
             ("X-Goog-User-Project", "another-project"),
+            ("X-Goog-AuthUser", "1"),
+            ("Stripe-Account", "acct_someone_else"),
             ("Private-Token", "client-token"),
             ("X_Api_Key", "client-key"),
             ("Content_Length", "50"),
@@ -107,6 +109,25 @@ final class RequestRewriteTests: XCTestCase {
             "x-api-key: sk-test-123",
         ])
         XCTAssertEqual(upstream.filter { $0.value.contains(key) }.count, 1)
+    }
+
+    func testAProvidersDropClientHeadersAreNeverForwardedInAnyCase() throws {
+        let registry = try ProviderRegistry.parse(
+            text: providerText(extra: "drop_client_headers = [\"Anthropic-Beta\", \"x-feature\"]"), path: "p.toml")
+        let demo = try XCTUnwrap(registry.provider(named: "demo"))
+        let credential = try ProviderCredential(provider: demo, secretValue: key)
+        let upstream = RequestRewrite.upstreamHeaders(
+            client: [("anthropic-beta", "prompt-caching-2024-07-31"), ("X-FEATURE", "on"), ("Accept", "*/*")],
+            provider: demo, credential: credential)
+        XCTAssertEqual(upstream.map { "\($0.name): \($0.value)" }, ["Accept: */*", "Host: api.example.com", "Authorization: Bearer sk-test-123"])
+    }
+
+    func testADropClientHeadersNameThatIsNotATokenIsRefusedAtItsKey() {
+        XCTAssertThrowsError(try ProviderRegistry.parse(
+            text: providerText(extra: "drop_client_headers = [\"ok\", \"bad name\"]"), path: "p.toml")) { error in
+            XCTAssertTrue("\(error)".contains("p.toml:6: demo.drop_client_headers[1]"), "\(error)")
+            XCTAssertTrue("\(error)".contains("HTTP token"), "\(error)")
+        }
     }
 
     func testCustomAuthHeaderNameIsDroppedFromTheClient() throws {

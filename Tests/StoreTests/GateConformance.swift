@@ -93,6 +93,8 @@ enum GateConformance {
         XCTAssertEqual(try store.revokeUnattested(now: now + 50), 2)
         XCTAssertEqual(try store.device(id: "ab01")?.revoked, true)
         XCTAssertEqual(try store.device(id: "ab01")?.revokedAt, now + 50)
+        XCTAssertEqual(try store.device(id: "ab01")?.sessionsNotBefore, now + 51, "its sessions stay refused if it is un-revoked")
+        XCTAssertEqual(try store.device(id: "ab03")?.sessionsNotBefore, 0)
         XCTAssertEqual(try store.device(id: "cd01")?.revoked, true)
         XCTAssertEqual(try store.device(id: "ab02")?.revokedAt, now + 1, "revoked before: its time stays")
         XCTAssertEqual(try store.device(id: "ab03")?.revoked, false, "attested devices are untouched")

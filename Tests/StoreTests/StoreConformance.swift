@@ -158,6 +158,7 @@ enum StoreConformance {
         var stored = try store.device(id: device.id)
         XCTAssertEqual(stored?.revoked, true)
         XCTAssertEqual(stored?.revokedAt, now + 10, "revoking twice keeps the first time")
+        XCTAssertEqual(stored?.sessionsNotBefore, now + 21, "each revocation refuses the sessions issued until its second")
         XCTAssertFalse(try store.advanceCounter(deviceID: device.id, publicKey: device.publicKey, to: 1, now: now), "a revoked device cannot advance")
         guard case .existing(let existing) = try store.registerDevice(device) else { return XCTFail("re-register must not insert") }
         XCTAssertTrue(existing.revoked, "re-attesting a revoked key sees the revocation")
@@ -166,6 +167,7 @@ enum StoreConformance {
         stored = try store.device(id: device.id)
         XCTAssertEqual(stored?.revoked, false)
         XCTAssertNil(stored?.revokedAt)
+        XCTAssertEqual(stored?.sessionsNotBefore, now + 21, "un-revoking brings back no session issued before the revocation")
         XCTAssertTrue(try store.advanceCounter(deviceID: device.id, publicKey: device.publicKey, to: 1, now: now))
         XCTAssertFalse(try store.setRevoked(deviceID: "unknown", true, now: now))
     }

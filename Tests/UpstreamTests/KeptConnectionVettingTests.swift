@@ -57,4 +57,38 @@ final class KeptConnectionVettingTests: XCTestCase {
         XCTAssertEqual(server.requests.map(\.target), ["/first", "/second"])
         XCTAssertEqual(server.requests.map(\.connectionID), [1, 2])
     }
+
+    func testTheConnectionOfAHEADAnswerIsNotReusedSoABodySentWithItReachesNoOne() throws {
+        let server = try TestUpstreamServer { request, conn in
+            if request.method == "HEAD" {
+                // Wrong, and common: the body of the GET sent after the head of a HEAD answer.
+                _ = conn.write("HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nSMUGGLED")
+            } else {
+                _ = conn.respond(status: 200, body: Array(request.target.utf8))
+            }
+        }
+        defer { server.stop() }
+        let client = UpstreamClient()
+        defer { client.shutdown() }
+        for round in 0..<3 {
+            let head = RecordingHandler()
+            client.start(UpstreamRequest(url: "http://127.0.0.1:\(server.port)/h\(round)", method: "HEAD"), handler: head)
+            XCTAssertTrue(head.waitForCompletion())
+            XCTAssertNil(head.snapshot.error)
+            XCTAssertEqual(head.snapshot.status, 200)
+            XCTAssertEqual(head.snapshot.body, [])
+            let get = RecordingHandler()
+            client.start(UpstreamRequest(url: "http://127.0.0.1:\(server.port)/g\(round)"), handler: get)
+            XCTAssertTrue(get.waitForCompletion())
+            XCTAssertNil(get.snapshot.error, "round \(round)")
+            XCTAssertEqual(String(decoding: get.snapshot.body, as: UTF8.self), "/g\(round)", "round \(round)")
+        }
+        // A HEAD's connection closed after its answer: no later request went out on it.
+        let requests = server.requests
+        XCTAssertEqual(requests.count, 6)
+        for (index, request) in requests.enumerated() where request.method == "HEAD" {
+            XCTAssertFalse(requests[(index + 1)...].contains { $0.connectionID == request.connectionID },
+                           "a request went out on a HEAD's connection: \(requests.map { "\($0.method) \($0.connectionID)" })")
+        }
+    }
 }

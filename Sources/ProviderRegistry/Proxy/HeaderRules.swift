@@ -17,9 +17,12 @@ public enum HeaderRules {
     ]
 
     /// Fields by which a caller picks which of the key owner's accounts a call is billed to or runs
-    /// under (OpenAI's organization and project, Google's quota project): that is the operator's
-    /// choice, made in the provider's fixed `headers`, never the app user's.
-    public static let accountSelectionHeaders: [String] = ["openai-organization", "openai-project", "x-goog-user-project"]
+    /// under (OpenAI's organization and project, Google's quota project and signed-in account index,
+    /// the connected account a Stripe platform key acts on): that is the operator's choice, made in
+    /// the provider's fixed `headers`, never the app user's.
+    public static let accountSelectionHeaders: [String] = [
+        "openai-organization", "openai-project", "x-goog-user-project", "x-goog-authuser", "stripe-account",
+    ]
 
     /// Fields in which proxies and CDNs in front of Keyward carry the client's address or path
     /// (RFC 7239 `Forwarded`, RFC 9110 §7.6.3 `Via`, and the common non-standard ones a TLS front such

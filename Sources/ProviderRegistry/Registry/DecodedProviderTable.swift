@@ -8,6 +8,7 @@ struct DecodedProviderTable: Decodable {
     var auth: AuthTable
     var allow: [AllowTable]
     var headers: [String: String]?
+    var dropClientHeaders: [String]?
     var rateLimit: RateLimitTable?
     var maxBodyBytes: Int?
     var requireAssertion: Bool?
@@ -25,6 +26,7 @@ struct DecodedProviderTable: Decodable {
         case auth
         case allow
         case headers
+        case dropClientHeaders = "drop_client_headers"
         case rateLimit = "rate_limit"
         case maxBodyBytes = "max_body_bytes"
         case requireAssertion = "require_assertion"

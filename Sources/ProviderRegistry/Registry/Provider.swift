@@ -38,14 +38,15 @@ public struct Provider: Sendable, Equatable {
     let matchingRules: [AllowRule]
 
     /// Lowercased names of client headers never forwarded to this provider, beyond the fixed list in
-    /// `RequestRewrite`: its auth header and the names of its extra headers. Computed once at load.
+    /// `HeaderRules`: its auth header, the names of its extra headers and its `drop_client_headers`.
+    /// Computed once at load.
     let providerDroppedHeaders: HeaderNameSet
 
     init(
         name: String, origin: UpstreamOrigin, secretName: String, auth: ProviderAuth, extraHeaders: [HTTPField],
         allow: [AllowRule], rateLimit: RateLimit, maxBodyBytes: Int, requireAssertion: Bool,
         connectTimeoutMs: Int, idleTimeoutMs: Int, maxUpstreamConnections: Int? = nil, requireAttested: Bool = false,
-        pathPolicy: PathPolicy = PathPolicy()
+        pathPolicy: PathPolicy = PathPolicy(), droppedClientHeaders: [String] = []
     ) {
         self.pathPolicy = pathPolicy
         self.matchingRules = pathPolicy.caseInsensitive ? allow.map { $0.lowercased() } : allow
@@ -62,7 +63,7 @@ public struct Provider: Sendable, Equatable {
         self.connectTimeoutMs = connectTimeoutMs
         self.idleTimeoutMs = idleTimeoutMs
         self.maxUpstreamConnections = maxUpstreamConnections
-        var dropped = extraHeaders.map { HTTPBytes.lowercased($0.name) }
+        var dropped = extraHeaders.map { HTTPBytes.lowercased($0.name) } + droppedClientHeaders
         if let authHeader = auth.headerNameLowercased { dropped.append(authHeader) }
         self.providerDroppedHeaders = HeaderNameSet(names: dropped)
     }

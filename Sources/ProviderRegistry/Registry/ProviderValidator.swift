@@ -62,6 +62,7 @@ struct ProviderValidator {
 
         let auth = self.auth(table.auth, at: at.appending("auth"))
         let extraHeaders = self.extraHeaders(table.headers ?? [:], auth: auth, at: at.appending("headers"))
+        let droppedClientHeaders = self.droppedClientHeaders(table.dropClientHeaders ?? [], at: at.appending("drop_client_headers"))
 
         let pathPolicy = self.pathPolicy(table, at: at)
 
@@ -114,7 +115,8 @@ struct ProviderValidator {
             allow: rules, rateLimit: RateLimit(perMinute: limits?.perMinute, perDay: limits?.perDay),
             maxBodyBytes: maxBody, requireAssertion: table.requireAssertion ?? false,
             connectTimeoutMs: connect, idleTimeoutMs: idle, maxUpstreamConnections: table.maxUpstreamConnections,
-            requireAttested: table.requireAttested ?? false, pathPolicy: pathPolicy
+            requireAttested: table.requireAttested ?? false, pathPolicy: pathPolicy,
+            droppedClientHeaders: droppedClientHeaders
         )
     }
 
@@ -209,6 +211,21 @@ struct ProviderValidator {
             return false
         }
         return true
+    }
+
+    /// `drop_client_headers`: names of client fields this provider never receives (a feature or
+    /// account switch of its API that only the operator may pick), each an HTTP token (RFC 9110
+    /// §5.6.2), lowercased. A name Keyward drops anyway is accepted (it changes nothing).
+    private mutating func droppedClientHeaders(_ names: [String], at: TOMLKeyPath) -> [String] {
+        var dropped: [String] = []
+        for (index, name) in names.enumerated() {
+            guard HTTPBytes.isToken(name) else {
+                fail("a header name must be an HTTP token (RFC 9110 §5.6.2)", at.appending(index: index))
+                continue
+            }
+            dropped.append(HTTPBytes.lowercased(name))
+        }
+        return dropped
     }
 
     private mutating func extraHeaders(_ headers: [String: String], auth: ProviderAuth?, at: TOMLKeyPath) -> [HTTPField] {

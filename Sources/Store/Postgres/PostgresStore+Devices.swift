@@ -75,7 +75,8 @@ extension PostgresStore {
             // One statement: the devices and their install credentials are revoked together.
             Int(try connection.query("""
                 WITH gone AS (
-                    UPDATE devices SET revoked = TRUE, revoked_at = $1 WHERE NOT attested AND NOT revoked RETURNING id
+                    UPDATE devices SET revoked = TRUE, revoked_at = $1, sessions_not_before = GREATEST(sessions_not_before, $1 + 1)
+                    WHERE NOT attested AND NOT revoked RETURNING id
                 ), credentials AS (
                     UPDATE install_credentials SET revoked = TRUE WHERE device_id IN (SELECT id FROM gone)
                 )
@@ -107,10 +108,13 @@ extension PostgresStore {
         try pool.withConnection { connection throws(StoreError) in
             // One transaction: the device and its install credentials are revoked together.
             try connection.transaction { () throws(StoreError) -> Bool in
-                // Revoking twice keeps the first revocation time; un-revoking clears it. SET sees the old row.
+                // Revoking twice keeps the first revocation time; un-revoking clears it. Revoking
+                // also refuses every session issued up to this second for good, so un-revoking
+                // brings back none of them. SET sees the old row.
                 let found = try connection.query("""
                     UPDATE devices
                     SET revoked_at = CASE WHEN NOT $2 THEN NULL WHEN revoked THEN revoked_at ELSE $3 END,
+                        sessions_not_before = CASE WHEN $2 THEN GREATEST(sessions_not_before, $3 + 1) ELSE sessions_not_before END,
                         revoked = $2
                     WHERE id = $1
                     """, [.text(deviceID), .bool(revoked), .int64(now)]).affectedRows == 1

@@ -107,7 +107,7 @@ extension SQLiteStore {
                     UPDATE install_credentials SET revoked = 1
                     WHERE device_id IN (SELECT id FROM devices WHERE attested = 0 AND revoked = 0)
                     """) { statement throws(StoreError) in try statement.run() }
-                try connection.with("UPDATE devices SET revoked = 1, revoked_at = ?1 WHERE attested = 0 AND revoked = 0") { statement throws(StoreError) in
+                try connection.with("UPDATE devices SET revoked = 1, revoked_at = ?1, sessions_not_before = MAX(sessions_not_before, ?1 + 1) WHERE attested = 0 AND revoked = 0") { statement throws(StoreError) in
                     try statement.bind(1, now)
                     try statement.run()
                 }
@@ -150,10 +150,13 @@ extension SQLiteStore {
         try pool.withConnection { connection throws(StoreError) in
             // One transaction: the device and its install credentials are revoked together.
             try connection.immediateTransaction { () throws(StoreError) -> Bool in
-                // Revoking twice keeps the first revocation time; un-revoking clears it.
+                // Revoking twice keeps the first revocation time; un-revoking clears it. Revoking
+                // also refuses every session issued up to this second for good, so un-revoking
+                // brings back none of them (a stolen token the revocation was for stays dead).
                 try connection.with("""
                     UPDATE devices
                     SET revoked_at = CASE WHEN ?2 = 0 THEN NULL WHEN revoked = 1 THEN revoked_at ELSE ?3 END,
+                        sessions_not_before = CASE WHEN ?2 = 1 THEN MAX(sessions_not_before, ?3 + 1) ELSE sessions_not_before END,
                         revoked = ?2
                     WHERE id = ?1
                     """) { statement throws(StoreError) in
