@@ -42,6 +42,7 @@ public struct AppAttestError: Error, Sendable, Equatable, CustomStringConvertibl
         case receiptCertificateNotYetValid = "receipt_certificate_not_yet_valid"
         case receiptFieldsMalformed = "receipt_fields_malformed"
         case receiptExpired = "receipt_expired"
+        case receiptBeforeCreation = "receipt_before_creation"
         case receiptTypeUnexpected = "receipt_type_unexpected"
         case receiptAppIDMismatch = "receipt_app_id_mismatch"
         case receiptKeyMismatch = "receipt_key_mismatch"

@@ -16,12 +16,19 @@ import KeywardCrypto
 ///    `receipt_certificate_expired`, `receipt_certificate_not_yet_valid`).
 /// 4. `fields`: the payload read by ``ReceiptPayload`` into ``AppAttestReceipt``
 ///    (`receipt_fields_malformed`, `receipt_type_unexpected`).
-/// 5. `expiration`: the verification time is not after the expiration time (field 21; `receipt_expired`).
+/// 5. `creation`: the verification time is not before the creation time (field 12), less
+///    `creationLeewaySeconds` for a clock behind Apple's (`receipt_before_creation`): a receipt is not
+///    valid before it exists, though its certificates already were.
+/// 6. `expiration`: the verification time is not after the expiration time (field 21; `receipt_expired`).
 ///
 /// ``ReceiptBinding`` then matches the fields to the attestation or device the receipt belongs to.
 public struct ReceiptVerifier: Sendable {
     /// The extension every receipt signing certificate carries (step 2).
     public static let signerMarkerOID = "1.2.840.113635.100.12.15"
+
+    /// How far the verification time may be before the receipt's creation time, seconds: the
+    /// verifying host's clock may lag Apple's by this much when a fresh receipt arrives.
+    public static let creationLeewaySeconds: Int64 = 60
 
     let chainVerifier: X509ChainVerifier
 
@@ -30,7 +37,7 @@ public struct ReceiptVerifier: Sendable {
         chainVerifier = X509ChainVerifier(trustedRoot: trustedRoot)
     }
 
-    /// Verifies steps 1–5 at `time` (unix seconds).
+    /// Verifies steps 1–6 at `time` (unix seconds).
     /// - Returns: the receipt's fields.
     /// - Throws: `AppAttestError` with the first failing step's reason.
     public func verify(receipt: [UInt8], at time: Int64) throws(AppAttestError) -> AppAttestReceipt {
@@ -38,6 +45,7 @@ public struct ReceiptVerifier: Sendable {
         try Self.checkSigner(envelope)
         try checkChain(envelope, at: time)
         let fields = try AppAttestReceipt(payload: envelope.content)
+        try Self.checkCreation(fields, at: time)
         try Self.checkExpiration(fields, at: time)
         return fields
     }
@@ -76,9 +84,11 @@ public struct ReceiptVerifier: Sendable {
         }
         let bindingSteps = binding?.steps ?? []
         if let fields {
+            record("creation", "field 12") { () throws(AppAttestError) in try Self.checkCreation(fields, at: time) }
             record("expiration", "field 21") { () throws(AppAttestError) in try Self.checkExpiration(fields, at: time) }
             for step in bindingSteps { record(step.name, step.source) { () throws(AppAttestError) in try step.check(fields) } }
         } else {
+            steps.append(.init(name: "creation", source: "field 12", outcome: .notRun))
             steps.append(.init(name: "expiration", source: "field 21", outcome: .notRun))
             for step in bindingSteps { steps.append(.init(name: step.name, source: step.source, outcome: .notRun)) }
         }
@@ -120,6 +130,12 @@ public struct ReceiptVerifier: Sendable {
                 throw AppAttestError(.receiptCertificateNotYetValid, "a receipt certificate is not yet valid at the verification time")
             case .untrusted, .malformed: throw AppAttestError(.receiptChainUntrusted, "receipt \(error.description)")
             }
+        }
+    }
+
+    private static func checkCreation(_ fields: AppAttestReceipt, at time: Int64) throws(AppAttestError) {
+        guard time >= fields.creationTime - creationLeewaySeconds else {
+            throw AppAttestError(.receiptBeforeCreation, "the verification time is before the receipt's creation time (field 12)")
         }
     }
 

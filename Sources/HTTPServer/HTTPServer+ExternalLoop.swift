@@ -7,8 +7,8 @@
 ///
 /// The contract, for the loop's one thread:
 /// 1. watch ``HTTPServer/eventDescriptor`` for readability;
-/// 2. call ``HTTPServer/runOnce()`` when it is readable, and whenever
-///    ``HTTPServer/millisecondsUntilRun`` is 0;
+/// 2. call ``HTTPServer/runOnce(descriptorReady:)`` when it is readable, and whenever
+///    ``HTTPServer/millisecondsUntilRun`` is 0 (saying whether the descriptor was readable);
 /// 3. never sleep longer than ``HTTPServer/millisecondsUntilRun``.
 /// Other threads that answer or stream call ``ExternalLoop/wake`` (and make the descriptor
 /// readable) so the loop notices.
@@ -35,11 +35,15 @@ extension HTTPServer {
     /// Does whatever is ready without blocking: accepts, reads, handlers, writes, answers given
     /// from other threads, timeouts. Loop thread only; does nothing once stopped. Handlers run
     /// inside this call.
-    public func runOnce() {
-        engine.runOnce()
+    /// - Parameter descriptorReady: whether the loop's last wait reported ``eventDescriptor``
+    ///   readable. False skips the server's own `epoll_wait` (one system call) and does only the
+    ///   answers given and the timeouts: the set is level-triggered, so whatever became ready
+    ///   since the loop's wait keeps the descriptor readable for its next one.
+    public func runOnce(descriptorReady: Bool = true) {
+        engine.runOnce(descriptorReady: descriptorReady)
     }
 
-    /// How soon, in milliseconds, the loop must call ``runOnce()`` even if nothing becomes
+    /// How soon, in milliseconds, the loop must call ``runOnce(descriptorReady:)`` even if nothing becomes
     /// readable: 0 = at once (an answer was given), otherwise the next timeout check while
     /// connections are open; nil = no deadline. Loop thread only.
     public var millisecondsUntilRun: Int64? {

@@ -3,7 +3,8 @@ import KeywardCrypto
 import Store
 import Upstream
 
-/// `keyward devices list|show|revoke|unrevoke|set-tier`: the operator's view of attested devices.
+/// `keyward devices list|show|revoke|unrevoke|set-tier|usage`: the operator's view of attested
+/// devices, on an existing store only (a missing SQLite file is refused, not created).
 enum DevicesCommand {
     static let usage = """
         usage: keyward devices list    [--config FILE] [--before DATE]
@@ -38,6 +39,9 @@ enum DevicesCommand {
         (the reason slug enforce would have refused its proof with). The "registered" column is when
         the device was first stored (its attestation, or its admission without one); the "proof"
         column says whether it attested.
+
+        Every action works on an existing store: a SQLite file that does not exist is an error
+        naming the path (exit 1), never created (keyward migrate or serve creates it).
 
         exit codes: 0 done, 1 not found or failure, 2 usage error
         """
@@ -105,7 +109,7 @@ enum DevicesCommand {
         }
         guard let configuration = CLIOutput.configuration(options, command: "devices") else { return 1 }
         do {
-            let store = try ServiceAssembly.store(configuration)
+            let store = try ServiceAssembly.store(configuration, createIfMissing: false)
             let now = SystemTimeSource().nowSeconds()
             switch action {
             case "list":
@@ -191,7 +195,7 @@ enum DevicesCommand {
         }
         guard let configuration = CLIOutput.configuration(options, command: "devices") else { return 1 }
         do {
-            let store = try ServiceAssembly.store(configuration)
+            let store = try ServiceAssembly.store(configuration, createIfMissing: false)
             let ranked = try store.creditUsage(day: day, limit: top)
             let appTotal = try store.creditsUsed(scope: CreditSpend.appScope, day: day)
             let rows = try ranked.map { usage -> (CreditUsage, String, Bool) in
@@ -229,7 +233,7 @@ enum DevicesCommand {
             return 2
         }
         do {
-            let store = try ServiceAssembly.store(configuration)
+            let store = try ServiceAssembly.store(configuration, createIfMissing: false)
             guard try store.setTier(deviceID: device, tier: tier) else {
                 CLIOutput.error("keyward devices set-tier: no device \(device)")
                 return 1

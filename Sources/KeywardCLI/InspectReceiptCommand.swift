@@ -15,8 +15,9 @@ import KeywardCrypto
 ///   against the RP ID hash, the attested key against `x5c[0]`, the client hash against the
 ///   credential certificate's nonce, the environment against the AAGUID.
 /// - `--receipt-file`: a bare receipt, as base64 text or the DER/BER bytes themselves. Only the
-///   envelope, chain, fields and expiration are checked: there is nothing to match it to.
-/// - `--at` (unix seconds) defaults to now: the chain and the expiration time are judged at it.
+///   envelope, chain, fields, creation and expiration are checked: there is nothing to match it to.
+/// - `--at` (unix seconds) defaults to now: the chain, the creation time (less
+///   `ReceiptVerifier.creationLeewaySeconds`) and the expiration time are judged at it.
 ///
 /// Exit codes: 0 valid, 1 invalid (including input that does not decode), 2 usage error.
 enum InspectReceiptCommand {

@@ -82,10 +82,11 @@ public final class LocalDeployment: Sendable {
         let opened = try openStore(url: storeURL ?? "sqlite://\(directory)/keyward.db")
         let store = wrapStore(opened)
         self.store = store
-        // As `serve` does: the backend's own admissions over the opened store; a wrapped store
+        // As `serve` does: the backend's own admissions over the opened store, or over a SQLite
+        // store handed in instead (one opened with other options, e.g. a page cap); a wrapped store
         // (a test double) keeps the wrapper's view by running everything through it.
         let asyncStore: AsyncStore
-        if opened as AnyObject === store as AnyObject {
+        if opened as AnyObject === store as AnyObject || store is SQLiteStore {
             let limited: Result<AsyncStore, StoreError>
             do { limited = .success(try AsyncStore(store: store, nowMillis: time.nowMillis())) } catch { limited = .failure(error) }
             switch limited {

@@ -16,6 +16,19 @@ package enum StrictJSONObject {
     /// The top-level member names of `bytes`, decoded, when it is one JSON object that keeps the
     /// rules above at every depth; nil otherwise.
     package static func memberNames(_ bytes: [UInt8]) -> Set<String>? {
-        StrictJSON.memberNames(bytes, options: StrictJSON.Options(maximumDepth: maximumDepth, integersOnly: true))
+        StrictJSON.memberNames(bytes, options: options)
     }
+
+    /// The first rule `bytes` breaks, nil when it is one JSON object that keeps them all (then
+    /// ``memberNames(_:)`` is non-nil): for naming the refusal once a body was found wanting.
+    package static func failure(_ bytes: [UInt8]) -> StrictJSON.Failure? {
+        do throws(StrictJSON.Failure) {
+            _ = try StrictJSON.object(bytes, options: options)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    private static var options: StrictJSON.Options { StrictJSON.Options(maximumDepth: maximumDepth, integersOnly: true) }
 }

@@ -8,12 +8,22 @@ import HTTPFields
 /// HTTP/1.1 only (field order and case reach the upstream as given, and the per-host limit counts
 /// real connections), no redirects, no proxy from the environment, http/https only, the path as is,
 /// no content decoding, TLS peer and host verification left on (libcurl's default).
+///
+/// A handle comes reset to libcurl's defaults (`EasyHandlePool`), so every option that differs
+/// from a default is set again per request; one that equals its default is not set at all
+/// (CURLOPT_FOLLOWLOCATION is 0 by default: no redirect is followed). The scheme is checked here,
+/// before libcurl sees the URL, and no redirect can bring another, so CURLOPT_PROTOCOLS_STR, which
+/// parses its string on every request (1,470 instructions with FOLLOWLOCATION, `bench/instructions.sh`),
+/// is not set either: libcurl is only ever asked for an http or https URL.
 enum EasyHandleSetup {
     /// Fills `state.easy` and `state.headerList` for `request`.
     /// - Throws: `UpstreamError.invalidRequest` for a URL that is not http(s), a method that is not a
     ///   token, a HEAD with a body, a bad header; `.protocolError` if libcurl refuses an option.
+    /// - Parameter urls: the client's parsed URLs; the request's is taken from there (CURLOPT_CURLU)
+    ///   when libcurl can parse it, else given as text and refused by the transfer as before.
     static func configure(
-        _ state: TransferState, request: UpstreamRequest, configuration: UpstreamClient.Configuration
+        _ state: TransferState, request: UpstreamRequest, configuration: UpstreamClient.Configuration,
+        urls: ParsedURLCache
     ) throws(UpstreamError) {
         guard HTTPBytes.hasPrefixIgnoringCase(request.url, "http://") || HTTPBytes.hasPrefixIgnoringCase(request.url, "https://") else {
             throw .invalidRequest("URL scheme is not http or https")
@@ -41,21 +51,17 @@ enum EasyHandleSetup {
             throw .protocolError("curl_easy_init failed")
         }
         state.easy = easy
-        var listComplete = true
-        lines.forEach { line in
-            guard let appended = curl_slist_append(state.headerList, line) else {
-                listComplete = false
-                return false
-            }
-            state.headerList = appended
-            return true
-        }
-        guard listComplete else { throw .protocolError("curl_slist_append failed") }
+        state.headerList = lines.makeList()
 
-        try setString(easy, CURLOPT_URL, request.url)
-        try setString(easy, CURLOPT_PROTOCOLS_STR, "http,https")
+        // Only http:// and https:// get here (checked above); the scheme is the one rule
+        // CURLOPT_PROTOCOLS_STR would have enforced.
+        if let parsed = urls.parsed(request.url) {
+            state.parsedURL = parsed
+            try check(kw_curl_easy_setopt_pointer(easy, CURLOPT_CURLU, UnsafeRawPointer(parsed.handle)))
+        } else {
+            try setString(easy, CURLOPT_URL, request.url)
+        }
         try check(kw_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1)))
-        try check(kw_curl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0))
         try check(kw_curl_easy_setopt_long(easy, CURLOPT_PATH_AS_IS, 1))
         try check(kw_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
         try check(kw_curl_easy_setopt_long(easy, CURLOPT_HTTP_CONTENT_DECODING, 0))

@@ -62,6 +62,13 @@ final class MultiLoop: @unchecked Sendable {
     /// pre-request callback can find the kept connection libcurl hands it. Loop thread only.
     private var parkedByEndpoints: [ConnectionEndpoints: curl_socket_t] = [:]
     private var parkedEndpoints: [curl_socket_t: ConnectionEndpoints] = [:]
+    /// For each parked socket, the interest it is still registered with in the epoll set.
+    /// Loop thread only.
+    private var parkedInterest: [curl_socket_t: Int32] = [:]
+    /// The parked socket that `vetKeptConnection` just found quiet for a transfer reusing its
+    /// connection: the same open socket, still in the epoll set, so libcurl's watching it again
+    /// with the interest it was parked with needs no `epoll_ctl`. Loop thread only.
+    private var vettedReuse: curl_socket_t?
     private let inbox = Locked(Inbox())
     /// `pthread_self()` of the loop thread, to refuse blocking calls made on it.
     private let loopThreadID = Atomic<UInt>(0)
@@ -232,10 +239,18 @@ final class MultiLoop: @unchecked Sendable {
             completeFinished()
             expireDeadlines(now: clock.tick())
             if let source = attached, sourceReady || source.millisecondsUntilRun() == 0 {
-                source.run()
+                source.run(sourceReady)
                 // Requests its handlers just started go out now rather than after another turn.
                 fireCurlTimerIfDue(&running)
                 completeFinished()
+                // An answer that came back within that (libcurl reads right after sending when
+                // the bytes are already there) goes out now too, not after a wait that would
+                // return at once.
+                if source.millisecondsUntilRun() == 0 {
+                    source.run(false)
+                    fireCurlTimerIfDue(&running)
+                    completeFinished()
+                }
             }
         }
     }
@@ -262,8 +277,9 @@ final class MultiLoop: @unchecked Sendable {
     /// CURLMOPT_SOCKETFUNCTION: start, change or stop watching one of libcurl's sockets.
     private func watch(_ socket: curl_socket_t, what: Int32, easy: UnsafeMutableRawPointer?) {
         if what == CURL_POLL_REMOVE {
-            if watched.removeValue(forKey: socket) != nil {
+            if let interest = watched.removeValue(forKey: socket) {
                 parked.insert(socket)
+                parkedInterest[socket] = interest
                 // The transfer that let go of the socket: still running if it only paused.
                 var context: UnsafeMutableRawPointer?
                 if let easy, kw_curl_easy_getinfo_private(easy, &context) == CURLE_OK, let context {
@@ -281,11 +297,18 @@ final class MultiLoop: @unchecked Sendable {
         }
         let interest = what & CURL_POLL_INOUT
         let wasParked = parked.contains(socket)
+        // A parked number is re-registered unless it was vetted for this very reuse: libcurl may
+        // have closed a parked socket without telling, and a new socket may have its number.
+        let stillRegistered = wasParked && vettedReuse == socket && parkedInterest[socket] == interest
         if wasParked {
             unpark(socket)
             parkedBy[socket] = nil
         }
         let known = watched[socket]
+        if stillRegistered {
+            watched[socket] = interest
+            return
+        }
         if !wasParked && known == interest { return }
         if kw_epoll_watch(epollFD, socket, interest, (wasParked || known != nil) ? 1 : 0) == 0 {
             watched[socket] = interest
@@ -295,6 +318,8 @@ final class MultiLoop: @unchecked Sendable {
     /// Takes `socket` out of the parked set and its endpoint maps.
     private func unpark(_ socket: curl_socket_t) {
         parked.remove(socket)
+        parkedInterest[socket] = nil
+        if vettedReuse == socket { vettedReuse = nil }
         if let endpoints = parkedEndpoints.removeValue(forKey: socket), parkedByEndpoints[endpoints] == socket {
             parkedByEndpoints[endpoints] = nil
         }
@@ -305,9 +330,16 @@ final class MultiLoop: @unchecked Sendable {
     /// file) that this turn has not yet seen, the connection is killed before the request goes
     /// out, so those bytes can never be read as this request's answer, for another client.
     /// libcurl's own check lets data through (it takes only end of file as dead). One
-    /// non-blocking peek per request on a kept connection.
+    /// non-blocking peek per request on a kept connection. A quiet one is noted (`vettedReuse`):
+    /// it is the same open socket, still in the epoll set (a connection keeps its descriptor for
+    /// life, so no other socket can hold the number while libcurl reuses it).
     func vetKeptConnection(_ endpoints: ConnectionEndpoints) {
-        guard let socket = parkedByEndpoints[endpoints], kw_socket_has_pending_input(socket) == 1 else { return }
+        guard let socket = parkedByEndpoints[endpoints] else { return }
+        let pending = kw_socket_has_pending_input(socket)
+        guard pending == 1 else {
+            if pending == 0 { vettedReuse = socket }
+            return
+        }
         unpark(socket)
         parkedBy[socket] = nil
         _ = kw_epoll_unwatch(epollFD, socket)

@@ -1,3 +1,4 @@
+import CCurl
 import HTTPFields
 
 /// Turns a request's header fields into libcurl's CURLOPT_HTTPHEADER lines.
@@ -11,11 +12,13 @@ import HTTPFields
 /// libcurl when the request does not carry them.
 ///
 /// The lines are C strings one after another in one buffer (each ends in NUL, which no line holds:
-/// names are tokens and values are refused with NUL), so `curl_slist_append`, which copies each
-/// line, reads them where they are.
+/// names are tokens and values are refused with NUL), and `makeList` turns them into libcurl's
+/// list in one allocation.
 struct RequestHeaderLines {
     /// Every line and its terminating NUL, in order.
     private var text: [UInt8] = []
+    /// How many lines `text` holds.
+    private(set) var count = 0
 
     /// - Parameters:
     ///   - headers: the request's fields, in order.
@@ -56,20 +59,38 @@ struct RequestHeaderLines {
         separator.withUTF8Buffer { text.append(contentsOf: $0) }
         value.withUTF8 { text.append(contentsOf: $0) }
         text.append(0)
+        count += 1
     }
 
-    /// Calls `body` with each line, in order, as a C string valid during the call, until `body`
-    /// returns false.
-    func forEach(_ body: (UnsafePointer<CChar>) -> Bool) {
-        text.withUnsafeBytes { buffer in
-            let bytes = buffer.bindMemory(to: CChar.self)
-            guard let base = bytes.baseAddress else { return }
-            var start = 0
-            while start < bytes.count {
-                guard body(base + start) else { return }
-                while bytes[start] != 0 { start += 1 }
-                start += 1
-            }
+    /// The lines as a CURLOPT_HTTPHEADER list (`struct curl_slist`, a `data` C string and a `next`
+    /// node each, the last `next` NULL) in one allocation: the nodes, then the lines they point
+    /// into. libcurl reads such a list and never changes or frees it (it is the caller's to keep
+    /// until the transfer is over, https://curl.se/libcurl/c/CURLOPT_HTTPHEADER.html), so a list
+    /// not built by `curl_slist_append` serves alike, with one allocation per request instead of
+    /// two per line. Free it with ``freeList(_:)``, never `curl_slist_free_all`. Nil when there
+    /// are no lines.
+    func makeList() -> UnsafeMutablePointer<curl_slist>? {
+        guard count > 0 else { return nil }
+        let nodeBytes = count * MemoryLayout<curl_slist>.stride
+        let storage = UnsafeMutableRawPointer.allocate(
+            byteCount: nodeBytes + text.count, alignment: MemoryLayout<curl_slist>.alignment)
+        let nodes = storage.bindMemory(to: curl_slist.self, capacity: count)
+        let characters = (storage + nodeBytes).bindMemory(to: CChar.self, capacity: text.count)
+        text.withUnsafeBytes { bytes in
+            UnsafeMutableRawPointer(characters).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
         }
+        var start = 0
+        for index in 0..<count {
+            let next = index + 1 < count ? nodes + index + 1 : nil
+            (nodes + index).initialize(to: curl_slist(data: characters + start, next: next))
+            while text[start] != 0 { start += 1 }
+            start += 1
+        }
+        return nodes
+    }
+
+    /// Frees a list from ``makeList()``.
+    static func freeList(_ list: UnsafeMutablePointer<curl_slist>) {
+        UnsafeMutableRawPointer(list).deallocate()
     }
 }

@@ -14,8 +14,10 @@ final class TransferState: @unchecked Sendable, DeadlineHeapMember {
     private var handler: (any UpstreamResponseHandler)?
     /// The easy handle (CURL *); nil when setup failed.
     var easy: UnsafeMutableRawPointer?
-    /// The CURLOPT_HTTPHEADER list, freed with the handle.
+    /// The CURLOPT_HTTPHEADER list (`RequestHeaderLines.makeList`), freed with the handle.
     var headerList: UnsafeMutablePointer<curl_slist>?
+    /// The CURLOPT_CURLU the handle reads, kept until the handle is reset.
+    var parsedURL: ParsedURL?
     /// Why the handle could not be built; the loop completes the transfer with it.
     var setupError: UpstreamError?
     /// Idle window in milliseconds (0 = none), from the request.
@@ -189,8 +191,9 @@ final class TransferState: @unchecked Sendable, DeadlineHeapMember {
     func releaseHandle() {
         if let easy { EasyHandlePool.shared.giveBack(easy) }
         easy = nil
-        if let headerList { curl_slist_free_all(headerList) }
+        if let headerList { RequestHeaderLines.freeList(headerList) }
         headerList = nil
+        parsedURL = nil
     }
 
     deinit { releaseHandle() }

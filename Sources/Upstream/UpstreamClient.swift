@@ -41,6 +41,8 @@ public final class UpstreamClient: Sendable {
 
     private let configuration: Configuration
     private let loop: MultiLoop
+    /// The URLs this client was last asked for, parsed once each.
+    private let urls = ParsedURLCache()
 
     /// Starts the client's thread. Calls `curl_global_init` first if this is the first client.
     /// - Parameter threadName: the thread's name for the OS (`top -H`, perf; 15 bytes kept), which
@@ -67,7 +69,7 @@ public final class UpstreamClient: Sendable {
             clock: loop.clock)
         state.requestBodyBytes = request.body.count
         do {
-            try EasyHandleSetup.configure(state, request: request, configuration: configuration)
+            try EasyHandleSetup.configure(state, request: request, configuration: configuration, urls: urls)
         } catch {
             state.releaseHandle()
             state.setupError = error

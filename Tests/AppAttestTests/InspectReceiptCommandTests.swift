@@ -29,6 +29,12 @@ extension InspectCommandTests {
         let expired = try inspect(["receipt", "--attestation-file", sample, "--at", "1721232895", "--json"])
         XCTAssertEqual(expired.status, 1)
         XCTAssertEqual(expired.json?["reason"] as? String, "receipt_expired")
+        // A day before the receipt was made (its certificates were valid): refused, and said so.
+        let checker = AppAttestVectors.directory.appendingPathComponent("appattest-checker-node/attestation.b64").path
+        let early = try inspect(["receipt", "--attestation-file", checker, "--at", "1706289333", "--json"])
+        XCTAssertEqual(early.status, 1, early.stdout)
+        XCTAssertEqual(early.json?["reason"] as? String, "receipt_before_creation")
+        XCTAssertEqual(try inspect(["receipt", "--attestation-file", checker, "--at", "1706372133"]).status, 0)
         let text = try inspect(["receipt", "--attestation-file", sample, "--at", "1713456954"])
         XCTAssertEqual(text.status, 0)
         XCTAssertTrue(text.stdout.hasPrefix("receipt: valid\n"), text.stdout)

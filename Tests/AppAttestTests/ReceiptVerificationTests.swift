@@ -114,6 +114,29 @@ final class ReceiptVerificationTests: XCTestCase {
         XCTAssertEqual(reason { try ReceiptVerifier().verify(receipt: real.receipt, at: 1_743_465_600) }, "receipt_certificate_expired")
     }
 
+    /// A receipt is not valid before Apple made it, though its certificates already were: the
+    /// appattest-checker-node receipt was created on 2024-01-27, a day after its signing chain and
+    /// the attestation's credential certificate became valid.
+    func testReceiptIsRefusedBeforeItsCreationTimeWhileItsCertificatesAreValid() throws {
+        let real = try XCTUnwrap(try realReceipts().first { $0.vector.name.hasPrefix("appattest-checker-node") })
+        let fields = try ReceiptVerifier().verify(receipt: real.receipt, at: real.at)
+        XCTAssertEqual(fields.creationTime, 1_706_372_133)   // 2024-01-27T16:15:33Z
+        let aDayBefore: Int64 = 1_706_289_333
+        XCTAssertEqual(reason { try ReceiptVerifier().verify(receipt: real.receipt, at: aDayBefore) }, "receipt_before_creation")
+        let leeway = ReceiptVerifier.creationLeewaySeconds
+        XCTAssertEqual(leeway, 60)
+        XCTAssertEqual(reason { try ReceiptVerifier().verify(receipt: real.receipt, at: fields.creationTime - leeway - 1) }, "receipt_before_creation")
+        XCTAssertNoThrow(try ReceiptVerifier().verify(receipt: real.receipt, at: fields.creationTime - leeway), "a clock a minute behind Apple's")
+        XCTAssertNoThrow(try ReceiptVerifier().verify(receipt: real.receipt, at: fields.creationTime))
+        // inspect reports the step on its own, with the chain passing at that time.
+        let report = ReceiptVerifier().inspect(receipt: real.receipt, at: aDayBefore, binding: nil).report
+        XCTAssertEqual(report.steps.first { $0.name == "certificate_chain" }?.outcome, .passed)
+        guard case .failed(let error)? = report.steps.first(where: { $0.name == "creation" })?.outcome else {
+            return XCTFail("the creation step did not fail")
+        }
+        XCTAssertEqual(error.reason, "receipt_before_creation")
+    }
+
     func testReceiptUnderAnotherRootIsRefused() throws {
         let real = try apple()
         let verifier = ReceiptVerifier(trustedRoot: AppleAppAttestationRoot.certificate)

@@ -80,6 +80,49 @@ final class HTTPServerExternalLoopTests: XCTestCase {
         XCTAssertThrowsError(try late.start(sharingPortWith: external))
     }
 
+    /// A run the loop makes for an answer alone (its wait did not report the descriptor readable)
+    /// writes the answers given but does not read the server's set, so it costs no `epoll_wait`;
+    /// what arrived meanwhile keeps the descriptor readable and is served by the next run that
+    /// says so.
+    func testARunForAnswersAloneWritesThemAndLeavesNewArrivalsToTheNextReadyRun() throws {
+        let kept = Box<[ResponseWriter]>([])
+        let server = HTTPServer(
+            configuration: HTTPServerConfiguration(port: 0), bodyLimit: { _ in 0 },
+            externalLoop: HTTPServer.ExternalLoop(wake: {}),
+            handler: { _, _, writer in kept.mutate { $0.append(writer) } })
+        try server.start()
+        defer { server.stop() }
+        let first = try RawClient(port: server.port)
+        try first.send("GET /first HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertTrue(waitUntil(timeout: 5) {
+            server.runOnce(descriptorReady: true)
+            return kept.value.count == 1
+        })
+
+        let second = try RawClient(port: server.port)
+        try second.send("GET /second HTTP/1.1\r\nHost: x\r\n\r\n")
+        var ready = [pollfd(fd: server.eventDescriptor, events: Int16(POLLIN), revents: 0)]
+        XCTAssertEqual(poll(&ready, 1, 5000), 1, "the second connection never made the set readable")
+
+        kept.value[0].respond(status: 200, headers: [], body: Array("one".utf8))
+        XCTAssertEqual(server.millisecondsUntilRun, 0)
+        server.runOnce(descriptorReady: false)
+        let answer = try first.readResponse()
+        XCTAssertEqual(answer.status, 200)
+        XCTAssertEqual(answer.body, Array("one".utf8))
+        XCTAssertEqual(kept.value.count, 1, "a run for answers alone read the set")
+        ready[0].revents = 0
+        XCTAssertEqual(poll(&ready, 1, 0), 1, "the new arrival no longer shows at the next wait")
+
+        XCTAssertTrue(waitUntil(timeout: 5) {
+            server.runOnce(descriptorReady: true)
+            return kept.value.count == 2
+        })
+        kept.value[1].respond(status: 204, headers: [], body: [])
+        server.runOnce(descriptorReady: false)
+        XCTAssertEqual(try second.readResponse().status, 204)
+    }
+
     func testStoppingWhileTheLoopStillRunsItCutsOpenRequestsAndLaterRunsDoNothing() throws {
         let loop = TestLoop(for: self)
         let kept = Box<[ResponseWriter]>([])
@@ -97,7 +140,8 @@ final class HTTPServerExternalLoopTests: XCTestCase {
 }
 
 /// A minimal external loop: one thread, poll(2) over the server's descriptor and a wake pipe,
-/// sleeping up to 10 s when the server sets no nearer deadline.
+/// sleeping up to 10 s when the server sets no nearer deadline, telling each run whether the
+/// descriptor was readable.
 private final class TestLoop: @unchecked Sendable {
     let wakes = Box(0)
     private let wakePipe: [Int32]
@@ -151,7 +195,7 @@ private final class TestLoop: @unchecked Sendable {
                        pollfd(fd: wakePipe[0], events: Int16(POLLIN), revents: 0)]
             _ = poll(&fds, 2, timeout)
             while read(wakePipe[0], &drain, drain.count) > 0 {}
-            server.runOnce()
+            server.runOnce(descriptorReady: fds[0].revents & Int16(POLLIN) != 0)
         }
         finished.signal()
     }

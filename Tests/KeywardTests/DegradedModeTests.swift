@@ -60,4 +60,28 @@ final class DegradedModeTests: XCTestCase {
         XCTAssertEqual(try env.client.call("GET", "/readyz").status, 200)
         XCTAssertEqual(try env.client.call("GET", "/p/chat/v1/models", headers: [env.bearer(token)]).status, 200)
     }
+
+    func testAStoreFailingEveryRequestLogsOneLineASecondAndCountsEveryFailure() throws {
+        let switchable = Mutex<SwitchableStore?>(nil)
+        let time = ManualTimeSource(millis: SystemTimeSource().nowMillis())
+        let env = try TestDeployment(time: time, wrapStore: { inner in
+            let store = SwitchableStore(inner)
+            switchable.withLock { $0 = store }
+            return store
+        })
+        defer { env.shutdown() }
+        let store = try XCTUnwrap(switchable.withLock { $0 })
+        store.isDown = true
+        for _ in 0..<20 { XCTAssertEqual(try env.client.call("POST", "/v1/challenge").status, 503) }
+        var storeLines: [String] { env.logLines.filter { $0.contains("\"event\":\"store_error\"") && $0.contains("\"operation\":\"challenge_put\"") } }
+        XCTAssertEqual(storeLines.count, 1, storeLines.joined(separator: "\n"))
+        XCTAssertEqual(env.logLines.filter { $0.contains("\"event\":\"request\"") && $0.contains("\"status\":503") }.count, 20,
+                       "every request keeps its own line")
+        XCTAssertTrue(env.deployment.service.metrics.render().contains("keyward_store_errors_total{operation=\"challenge_put\"} 20"),
+                      env.deployment.service.metrics.render())
+        time.advance(millis: 1_000)
+        XCTAssertEqual(try env.client.call("POST", "/v1/challenge").status, 503)
+        XCTAssertEqual(storeLines.count, 2)
+        XCTAssertTrue(storeLines.last?.contains("\"suppressed\":19") == true, storeLines.joined(separator: "\n"))
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Store
 import XCTest
 
 /// `keyward devices` refuses a date that does not exist the same way wherever a DATE is taken
@@ -8,6 +9,7 @@ final class DevicesDateArgumentTests: XCTestCase {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let config = try folder.write("keyward.toml", "[store]\nurl = \"sqlite://\(folder.path)/keyward.db\"\n")
+        _ = try SQLiteStore(path: folder.path + "/keyward.db")   // devices works on an existing store only
         let impossible = ["2026-02-30", "2027-13-01", "2026-04-31", "2025-02-29", "2026-00-10", "2026-11-29T24:00:00Z", "2026-11-29T13:60:00Z"]
         for date in impossible {
             let usage = try KeywardBinary.run(["devices", "usage", "--config", config, "--day", date])

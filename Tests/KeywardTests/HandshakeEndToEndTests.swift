@@ -124,6 +124,26 @@ final class HandshakeEndToEndTests: XCTestCase {
         XCTAssertEqual(try env.client.call("POST", "/v1/attest/ios", headers: [("Content-Type", "application/json")], body: Array(plain.utf8)).status, 200)
     }
 
+    /// Nesting past the strict reader's bound (8 levels, the body itself counting 1) has its own
+    /// reason, told apart from a member named twice and from a field of the wrong type.
+    func testABodyNestedTooDeepIsRefusedAsTooDeep() throws {
+        func nested(_ levels: Int) -> String { String(repeating: "[", count: levels) + String(repeating: "]", count: levels) }
+        for (levels, reason) in [(1, "json_field_type"), (7, "json_field_type"), (8, "json_too_deep"), (9, "json_too_deep"), (64, "json_too_deep")] {
+            let body = "{\"key_id\":\(nested(levels))}"
+            let response = try env.client.call("POST", "/v1/attest/ios", headers: [("Content-Type", "application/json")], body: Array(body.utf8))
+            XCTAssertEqual(response.status, 400, body)
+            XCTAssertEqual(errorCode(response.body), "bad_request", body)
+            XCTAssertEqual(env.lastReason(route: "attest_ios"), reason, body)
+        }
+        // Deep and a duplicate: whichever rule the reader meets first names the refusal.
+        let duplicateFirst = "{\"key_id\":\"a\",\"key_id\":\"b\",\"x\":\(nested(9))}"
+        XCTAssertEqual(try env.client.call("POST", "/v1/attest/ios", headers: [("Content-Type", "application/json")], body: Array(duplicateFirst.utf8)).status, 400)
+        XCTAssertEqual(env.lastReason(route: "attest_ios"), "json_ambiguous")
+        let deepObjects = "{\"a\":" + String(repeating: "{\"a\":", count: 8) + "1" + String(repeating: "}", count: 9)
+        XCTAssertEqual(try env.client.call("POST", "/v1/attest/ios", headers: [("Content-Type", "application/json")], body: Array(deepObjects.utf8)).status, 400)
+        XCTAssertEqual(env.lastReason(route: "attest_ios"), "json_too_deep")
+    }
+
     func testRevokedDeviceIsRefusedAtAttestAndAssert() throws {
         let device = try env.deployment.makeDevice()
         XCTAssertEqual(try env.attest(device).0, 200)

@@ -64,6 +64,50 @@ final class ReadinessTests: XCTestCase {
         XCTAssertEqual(env.logLines.filter { $0.contains("\"event\":\"store_ready\"") }.count, 1)
     }
 
+    func testReadinessIsUnavailableOnceARateWindowWriteFindsTheDatabaseFull() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path + "/keyward.db"
+        _ = try SQLiteStore(path: path)
+        var options = SQLiteStore.Options()
+        options.maxPageCount = try Self.sqlite(path, "PRAGMA page_count") + 40
+        let capped = try SQLiteStore(path: path, options: options)
+        let env = try TestDeployment(chatOptions: "rate_limit = { per_minute = 1000000 }", wrapStore: { _ in capped }, store: "sqlite://" + path)
+        defer { env.shutdown() }
+        let (_, token) = try env.session()
+        XCTAssertEqual(try env.client.call("GET", "/p/chat/v1/models", headers: [env.bearer(token)]).status, 200)
+        // Another store over the file fills it: no write of the serving store has failed so far.
+        let filler = try SQLiteStore(path: path, options: options)
+        var filled = false
+        for n in 0..<100_000 where !filled {
+            var hash = [UInt8](repeating: 0, count: 32)
+            withUnsafeBytes(of: UInt64(n).littleEndian) { hash.replaceSubrange(0..<8, with: $0) }
+            do { try filler.putChallenge(hash: hash, expiresAt: 4_000_000_000) } catch { filled = (error as? StoreError)?.reason == "sqlite_full" }
+        }
+        XCTAssertTrue(filled)
+        XCTAssertEqual(try env.client.call("GET", "/readyz").status, 200)
+        // Each proxied call's admission is one more row; the table soon needs a page it cannot have.
+        var refused = false
+        for _ in 0..<5_000 where !refused {
+            let response = try env.client.call("GET", "/p/chat/v1/models", headers: [env.bearer(token)])
+            if response.status == 503 { refused = true } else { XCTAssertEqual(response.status, 200) }
+        }
+        XCTAssertTrue(refused)
+        let failures = env.logLines.filter { $0.contains("\"event\":\"store_error\"") }
+        XCTAssertTrue(failures.allSatisfy { $0.contains("\"operation\":\"rate_consume\"") && $0.contains("\"reason\":\"sqlite_full\"") },
+                      failures.joined(separator: "\n"))
+        let full = try env.client.call("GET", "/readyz")
+        XCTAssertEqual(full.status, 503)
+        XCTAssertEqual(errorCode(full.body), "unavailable")
+        let notReady = env.logLines.filter { $0.contains("\"event\":\"store_not_ready\"") }
+        XCTAssertEqual(notReady.count, 1, notReady.joined(separator: "\n"))
+        XCTAssertTrue(notReady.first?.contains("\"reason\":\"sqlite_full\"") == true, notReady.joined(separator: "\n"))
+        // Space comes back: readiness and the proxied calls return by themselves.
+        _ = try Self.sqlite(path, "DELETE FROM challenges")
+        XCTAssertTrue(waitUntil(timeout: 10, pollMillis: 50) { (try? env.client.call("GET", "/readyz").status) == 200 }, "/readyz never came back")
+        XCTAssertEqual(try env.client.call("GET", "/p/chat/v1/models", headers: [env.bearer(token)]).status, 200)
+    }
+
     /// Runs one statement on a connection of its own (another process's view) and returns the first
     /// column of its first row as an integer (0 without rows).
     private static func sqlite(_ path: String, _ sql: String) throws -> Int {

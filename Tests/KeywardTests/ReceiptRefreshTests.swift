@@ -207,4 +207,23 @@ final class ReceiptRefreshTests: XCTestCase {
         XCTAssertEqual(try run(setup, now + 1800).outcomes, [id: .noData])
         XCTAssertNil(try setup.store.device(id: id)?.riskMetric)
     }
+
+    /// serve judges a refreshed receipt as `inspect receipt` does: one created after the refresh's
+    /// clock (beyond a minute of leeway) is not stored, and a minute's lag is tolerated.
+    func testAReceiptCreatedAfterTheRefreshTimeIsNotStored() throws {
+        let setup = try makeSetup()
+        let id = Hex.encode(setup.device.keyID)
+        let future = try setup.signer.refreshedReceipt(appID: setup.device.appID, credentialCertificate: setup.credentialCertificate,
+                                                       riskMetric: 3, environment: "production", createdAt: now + 3_600,
+                                                       notBefore: now + 3_600, expiresAt: now + 90 * 86_400)
+        setup.apple.answer(200, Array(Base64.encode(future).utf8))
+        XCTAssertEqual(try run(setup, now).outcomes, [id: .refused("receipt_before_creation")])
+        XCTAssertNil(try setup.store.device(id: id)?.riskMetric)
+        let aMinuteAhead = try setup.signer.refreshedReceipt(appID: setup.device.appID, credentialCertificate: setup.credentialCertificate,
+                                                             riskMetric: 3, environment: "production", createdAt: now + 600 + 60,
+                                                             notBefore: now + 600 + 60, expiresAt: now + 90 * 86_400)
+        setup.apple.answer(200, Array(Base64.encode(aMinuteAhead).utf8))
+        XCTAssertEqual(try run(setup, now + 600).outcomes, [id: .refreshed(riskMetric: 3)])
+        XCTAssertEqual(try setup.store.device(id: id)?.riskMetric, 3)
+    }
 }

@@ -69,6 +69,20 @@ final class ServeReloadReportTests: XCTestCase {
         XCTAssertEqual(sink.lines.filter { $0.contains("\"event\":\"store_unavailable\"") }.count, 2 + 4)
     }
 
+    func testASchemaNewerThanTheBinaryIsNotTriedAgain() throws {
+        var configuration = try KeywardConfiguration.parse(text: "[store]\nstart_attempts = 30", path: "k.toml")
+        configuration.storeURL = "postgres://keyward@db/keyward"
+        let tries = ConcurrentResults<Int>()
+        XCTAssertThrowsError(try ServiceAssembly.waitForStore(
+            configuration, logger: Logger(sink: MemoryLogSink(), time: SystemTimeSource()),
+            open: { (_) throws(ServiceAssembly.Problem) -> any Store in
+                tries.append(1)
+                throw ServiceAssembly.Problem("store postgres://keyward@db/keyward: store schema: schema_newer", isPermanent: true)
+            },
+            pause: { _ in XCTFail("a permanent failure waited") }))
+        XCTAssertEqual(tries.values.count, 1)
+    }
+
     func testAnEmbeddedStoreThatCannotOpenFailsAtTheFirstTry() throws {
         var configuration = try KeywardConfiguration.parse(text: "[store]\nstart_attempts = 30\nstart_retry_seconds = 2", path: "/etc/keyward/keyward.toml")
         let folder = try TemporaryFolder()

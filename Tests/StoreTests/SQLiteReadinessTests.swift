@@ -78,6 +78,41 @@ final class SQLiteReadinessTests: XCTestCase {
         XCTAssertNoThrow(try store.ping())
     }
 
+    func testPingFailsAfterARateAdmissionFoundTheDatabaseFullAndRecoversOnceSpaceIsFree() throws {
+        let harness = try SQLiteHarness()
+        _ = try SQLiteStore(path: harness.path)
+        var options = SQLiteStore.Options()
+        options.maxPageCount = try pageCount(harness.path) + 20
+        let store = try AsyncStore(store: SQLiteStore(path: harness.path, options: options), nowMillis: AdmissionsConformance.start)
+        defer { store.shutdown() }
+        let sqlite = try XCTUnwrap(store.store as? SQLiteStore)
+        XCTAssertNoThrow(try sqlite.ping())
+        // Another store over the same file fills it: the store under test has made no failing write
+        // of its own, so only the admissions' group commit can tell it the storage is full.
+        let filler = try SQLiteStore(path: harness.path, options: options)
+        var filled = false
+        for n in 0..<100_000 where !filled {
+            var hash = [UInt8](repeating: 0, count: 32)
+            withUnsafeBytes(of: UInt64(n).littleEndian) { hash.replaceSubrange(0..<8, with: $0) }
+            do { try filler.putChallenge(hash: hash, expiresAt: 2_000_000_000) } catch { filled = (error as? StoreError)?.reason == "sqlite_full" }
+        }
+        XCTAssertTrue(filled)
+        XCTAssertNoThrow(try sqlite.ping(), "no write of this store has failed yet")
+        // Long keys fill the admissions table's free room within a few commits.
+        var failure: StoreError?
+        for n in 0..<1_000 where failure == nil {
+            let key = "k\(n)-" + String(repeating: "x", count: 1_000)
+            do { _ = try admitAndWait(store, key: key, limits: [.perMinute(10)], nowMillis: AdmissionsConformance.start) } catch { failure = error as? StoreError }
+        }
+        XCTAssertEqual(failure?.reason, "sqlite_full")
+        XCTAssertThrowsError(try sqlite.ping()) { XCTAssertEqual(($0 as? StoreError)?.reason, "sqlite_full") }
+        // Space comes back; the next ping's probe commits and the admissions commit again.
+        let other = try SQLiteConnection(path: harness.path, busyTimeoutMillis: 1_000)
+        try other.execute("DELETE FROM challenges")
+        XCTAssertNoThrow(try sqlite.ping())
+        XCTAssertEqual(try admitAndWait(store, key: "after", limits: [.perMinute(10)], nowMillis: AdmissionsConformance.start), .allowed)
+    }
+
     func testPingFailsOnceTheDatabaseFileIsDeletedUnderTheStore() throws {
         let harness = try SQLiteHarness()
         let store = try SQLiteStore(path: harness.path)

@@ -35,7 +35,7 @@ final class KeptConnectionVettingTests: XCTestCase {
         let second = RecordingHandler()
         let fired = Locked(false)
         let port = server.port
-        client.attach(AttachedEventSource(descriptor: trigger, run: {
+        client.attach(AttachedEventSource(descriptor: trigger, run: { _ in
             kw_eventfd_drain(trigger)
             guard !fired.withLock({ let was = $0; $0 = true; return was }) else { return }
             sendUnasked.signal()

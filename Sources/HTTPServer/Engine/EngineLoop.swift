@@ -79,20 +79,25 @@ final class EngineLoop: @unchecked Sendable {
     var hasPosts: Bool { inbox.withLock { !$0.isEmpty } }
 
     /// One pass: waits up to `timeoutMilliseconds` for readiness, handles it, then the inbox and
-    /// the timeouts that came due.
-    func turn(timeoutMilliseconds: Int32) {
+    /// the timeouts that came due. With `poll` false the poller is not asked at all (no system
+    /// call): for an outer loop whose own wait just reported the poller's descriptor not readable,
+    /// since the set is level-triggered and anything that became ready since keeps the descriptor
+    /// readable for that loop's next wait.
+    func turn(timeoutMilliseconds: Int32, poll: Bool = true) {
         owner.store(UInt(pthread_self()), ordering: .relaxed)
         // The clock is read when the wait ends, not before it: activity is stamped with the time it
         // happened, however long the wait slept.
         var woken: Int64?
-        poller.wait(timeoutMilliseconds: hasPosts ? 0 : timeoutMilliseconds) { readiness in
-            let now = woken ?? Self.monotonicMilliseconds()
-            woken = now
-            if readiness.token == Self.listenerToken {
-                accept(now: now)
-            } else if let connection = connections[readiness.token] {
-                connection.handle(readiness, now: now)
-                deadlineMayHaveComeNearer(connection)
+        if poll {
+            poller.wait(timeoutMilliseconds: hasPosts ? 0 : timeoutMilliseconds) { readiness in
+                let now = woken ?? Self.monotonicMilliseconds()
+                woken = now
+                if readiness.token == Self.listenerToken {
+                    accept(now: now)
+                } else if let connection = connections[readiness.token] {
+                    connection.handle(readiness, now: now)
+                    deadlineMayHaveComeNearer(connection)
+                }
             }
         }
         let now = woken ?? Self.monotonicMilliseconds()

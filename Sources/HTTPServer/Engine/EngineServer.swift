@@ -168,11 +168,11 @@ final class EngineServer: @unchecked Sendable {
         return loop.poller.descriptor
     }
 
-    func runOnce() {
+    func runOnce(descriptorReady: Bool) {
         guard externalLoop != nil else { return }
         turnLock.withLock { _ in
             guard !stopping.load(ordering: .acquiring), let loop = loops.first else { return }
-            loop.turn(timeoutMilliseconds: 0)
+            loop.turn(timeoutMilliseconds: 0, poll: descriptorReady)
         }
     }
 

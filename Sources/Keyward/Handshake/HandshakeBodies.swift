@@ -1,4 +1,5 @@
 import Foundation
+import KeywardSupport
 import Sessions
 
 /// The JSON bodies of the handshake routes (README, "API"). Fields are strings on the wire;
@@ -39,12 +40,11 @@ enum HandshakeBody {
     /// JSON that parsers may read differently is refused before decoding (`json_ambiguous`, by the
     /// rules of `StrictJSONObject`): a member named twice (the decoder would keep one silently, a
     /// client library may have meant the other), a leading byte-order mark, a non-integer number.
+    /// Objects and arrays nested deeper than `StrictJSONObject.maximumDepth` (8, the top-level
+    /// object counting 1) are `json_too_deep`: no handshake field is nested at all.
     static func decode<T: Decodable>(_ type: T.Type, from body: [UInt8]) throws(APIError) -> T {
         guard !body.isEmpty else { throw APIError(.badRequest, reason: "body_missing") }
-        guard StrictJSONObject.memberNames(body) != nil else {
-            let lenient = try? JSONSerialization.jsonObject(with: Data(body))
-            throw APIError(.badRequest, reason: lenient is [String: Any] ? "json_ambiguous" : "json_malformed")
-        }
+        guard StrictJSONObject.memberNames(body) != nil else { throw APIError(.badRequest, reason: strictRefusal(body)) }
         do {
             return try JSONDecoder().decode(T.self, from: Data(body))
         } catch DecodingError.keyNotFound {
@@ -54,5 +54,14 @@ enum HandshakeBody {
         } catch {
             throw APIError(.badRequest, reason: "json_malformed")
         }
+    }
+
+    /// The reason slug of a body `StrictJSONObject` refused: `json_too_deep` for nesting past its
+    /// bound, `json_ambiguous` for JSON a lenient parser takes as an object (a member named twice,
+    /// a byte-order mark, a non-integer number), else `json_malformed`.
+    static func strictRefusal(_ body: [UInt8]) -> String {
+        if StrictJSONObject.failure(body) == .tooDeep { return "json_too_deep" }
+        let lenient = try? JSONSerialization.jsonObject(with: Data(body))
+        return lenient is [String: Any] ? "json_ambiguous" : "json_malformed"
     }
 }

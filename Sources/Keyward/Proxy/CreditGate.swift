@@ -194,10 +194,7 @@ final class CreditGate: Sendable {
             return try giveBacks.flush(store)
         } catch {
             metrics.count(.storeError(operation: "credit_release"))
-            var line = logger.line("store_error")
-            line.add("operation", "credit_release")
-            line.add("reason", error.reason)
-            logger.emit(line)
+            logger.storeError(operation: "credit_release", reason: error.reason)
             return 0
         }
     }
@@ -228,10 +225,7 @@ final class CreditGate: Sendable {
                 try store.releaseCredits(deviceID: spend.deviceID, cost: spend.cost, countsTowardApp: spend.countsTowardApp, day: late.day)
             }
         } catch {
-            var line = logger.line("store_error")
-            line.add("operation", "credit_spend_undo")
-            line.add("reason", error.reason)
-            logger.emit(line)
+            logger.storeError(operation: "credit_spend_undo", reason: error.reason)
         }
     }
 
@@ -277,10 +271,7 @@ final class CreditGate: Sendable {
                 metrics.increment("keyward_credits_released_total", ["provider": charge.provider, "tier": charge.tier], by: Int64(released.given))
             case .failure(let error):
                 metrics.count(.storeError(operation: "credit_release"))
-                var line = logger.line("store_error")
-                line.add("operation", "credit_release")
-                line.add("reason", error.reason)
-                logger.emit(line)
+                logger.storeError(operation: "credit_release", reason: error.reason)
             }
         }
     }

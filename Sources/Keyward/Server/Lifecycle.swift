@@ -75,10 +75,7 @@ final class Lifecycle: Sendable {
             }
         } catch {
             metrics.count(.storeError(operation: "purge"))
-            var line = logger.line("store_error")
-            line.add("operation", "purge")
-            line.add("reason", error.reason)
-            logger.emit(line)
+            logger.storeError(operation: "purge", reason: error.reason)
         }
     }
 }

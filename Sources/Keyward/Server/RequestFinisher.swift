@@ -35,10 +35,7 @@ final class RequestFinisher: Sendable {
         guard record.markFinished(status: status) else { return false }
         let fields = record.snapshot
         if let store = fields.storeFailure {
-            var line = logger.line("store_error")
-            line.add("operation", store.operation)
-            line.add("reason", store.reason)
-            logger.emit(line)
+            logger.storeError(operation: store.operation, reason: store.reason)
         }
         if let event = fields.securityEvent {
             var line = logger.line(event)

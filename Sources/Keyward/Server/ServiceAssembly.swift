@@ -18,8 +18,13 @@ public enum ServiceAssembly {
     public struct Problem: Error, CustomStringConvertible, Sendable {
         /// The message printed before exiting with code 1.
         public let description: String
+        /// Whether trying again cannot help (a schema newer than this binary): `waitForStore` stops.
+        public let isPermanent: Bool
         /// Wraps `description` as is; it must not contain a secret's value.
-        public init(_ description: String) { self.description = description }
+        public init(_ description: String, isPermanent: Bool = false) {
+            self.description = description
+            self.isPermanent = isPermanent
+        }
     }
 
     /// The service settings `configuration` describes.
@@ -139,16 +144,20 @@ public enum ServiceAssembly {
     }
 
     /// Opens the configured store and applies pending migrations.
+    /// - Parameter createIfMissing: false for commands that work on an existing store only (`keyward
+    ///   devices`): a SQLite file that does not exist is refused (`sqlite_missing`, naming the path)
+    ///   instead of being created empty, so a mistyped path is not read as "no devices".
     /// - Throws: `Problem` naming the store URL with its password redacted, and the `StoreError`.
-    public static func store(_ configuration: KeywardConfiguration) throws(Problem) -> any Store {
+    public static func store(_ configuration: KeywardConfiguration, createIfMissing: Bool = true) throws(Problem) -> any Store {
         do {
-            let store = try openStore(url: configuration.storeURL)
+            let store = try openStore(url: configuration.storeURL, createIfMissing: createIfMissing)
             try store.migrate()
             // Refuse to start on a store that cannot take a write (a read-only file, a standby).
             try store.ping()
             return store
         } catch {
-            throw Problem("store \(redacted(configuration.storeURL)): \(error)")
+            // A schema this binary does not know (a rollback to an older binary) stays so.
+            throw Problem("store \(redacted(configuration.storeURL)): \(error)", isPermanent: error.kind == .schema)
         }
     }
 
@@ -172,7 +181,8 @@ public enum ServiceAssembly {
     /// server (compose, a reboot) waits for it instead of exiting. Each failed try logs one
     /// `store_unavailable` line (attempt, attempts, the reason with the password redacted).
     /// The embedded SQLite store is tried once: no server is on its way, and a path that is a
-    /// directory, not a database or not writable stays so however long `serve` waits.
+    /// directory, not a database or not writable stays so however long `serve` waits. Nor is a
+    /// store whose schema is newer than this binary tried again.
     /// - Parameter pause: waits between tries (seconds); tests pass one that returns at once.
     /// - Throws: `Problem` of the last try when none succeeded.
     public static func waitForStore(
@@ -191,7 +201,7 @@ public enum ServiceAssembly {
                 line.add("attempts", attempts)
                 line.add("message", error.description)
                 logger.emit(line)
-                guard attempt < attempts else { throw error }
+                guard attempt < attempts, !error.isPermanent else { throw error }
                 attempt += 1
                 pause(configuration.storeStartRetrySeconds)
             }

@@ -58,7 +58,7 @@ final class Shard: Sendable {
         if let first { try server.start(sharingPortWith: first.server) } else { try server.start() }
         let server = self.server
         upstream.attach(AttachedEventSource(
-            descriptor: server.eventDescriptor, run: { AdmissionWakeUps.deferred { server.runOnce() } },
+            descriptor: server.eventDescriptor, run: { ready in AdmissionWakeUps.deferred { server.runOnce(descriptorReady: ready) } },
             millisecondsUntilRun: { server.millisecondsUntilRun }))
     }
 

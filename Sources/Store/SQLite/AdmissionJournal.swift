@@ -14,7 +14,8 @@ import Synchronization
 ///
 /// A connection that failed with `SQLITE_READONLY` (or any error leaving it unsure) is closed
 /// and a new one opened for the next batch, so a store whose files became writable again heals
-/// by itself.
+/// by itself. Every failed commit or checkpoint is handed to `noteFailure`, so a storage failure
+/// here (`sqlite_full`, `sqlite_io`, ...) makes the store not ready as one on any other write does.
 final class AdmissionJournal: @unchecked Sendable {
     struct Entry {
         let key: String
@@ -50,11 +51,25 @@ final class AdmissionJournal: @unchecked Sendable {
     /// be the one the store opened: an admission committed to a deleted file is forgotten at the
     /// next start).
     private let precheck: () throws(StoreError) -> Void
+    /// Told of every failed commit and checkpoint, on the thread that met it.
+    private let noteFailure: @Sendable (StoreError) -> Void
+    /// `PRAGMA max_page_count` for this journal's connections (the store's cap), nil for none.
+    private let maxPageCount: Int?
 
-    init(path: String, busyTimeoutMillis: Int32, precheck: @escaping () throws(StoreError) -> Void = {}) {
+    /// - Parameters:
+    ///   - path: the database file.
+    ///   - busyTimeoutMillis: the write-lock wait of each connection, milliseconds.
+    ///   - maxPageCount: the database's size cap in pages, as the store's own connections have it.
+    ///   - precheck: run before each transaction (see `precheck`).
+    ///   - noteFailure: told of each failed commit or checkpoint (the store's write health).
+    init(path: String, busyTimeoutMillis: Int32, maxPageCount: Int? = nil,
+         precheck: @escaping () throws(StoreError) -> Void = {},
+         noteFailure: @escaping @Sendable (StoreError) -> Void = { _ in }) {
         self.path = path
         self.busyTimeoutMillis = busyTimeoutMillis
+        self.maxPageCount = maxPageCount
         self.precheck = precheck
+        self.noteFailure = noteFailure
         let thread = Thread { [self] in
             nameCurrentThread("kw-admissions")
             run()
@@ -146,10 +161,11 @@ final class AdmissionJournal: @unchecked Sendable {
             if done { return }
             guard due else { continue }
             do throws(StoreError) {
-                if connection == nil { connection = try SQLiteConnection(path: path, busyTimeoutMillis: busyTimeoutMillis) }
+                if connection == nil { connection = try openConnection() }
                 try connection?.execute("PRAGMA wal_checkpoint(PASSIVE)")
             } catch {
                 connection = nil   // retried at the next commit
+                noteFailure(error)
             }
         }
     }
@@ -161,7 +177,7 @@ final class AdmissionJournal: @unchecked Sendable {
             if let open = self.connection {
                 connection = open
             } else {
-                connection = try SQLiteConnection(path: path, busyTimeoutMillis: busyTimeoutMillis)
+                connection = try openConnection()
                 try connection.execute("PRAGMA wal_autocheckpoint = 0")
                 self.connection = connection
             }
@@ -180,7 +196,15 @@ final class AdmissionJournal: @unchecked Sendable {
             // Busy (another process held the lock past the timeout) leaves the connection sound;
             // anything else (read-only, I/O) gets a fresh connection next time.
             if error.reason != "sqlite_busy" { connection = nil }
+            noteFailure(error)
             return error
         }
+    }
+
+    /// A new connection to the database, with the store's page cap.
+    private func openConnection() throws(StoreError) -> SQLiteConnection {
+        let connection = try SQLiteConnection(path: path, busyTimeoutMillis: busyTimeoutMillis)
+        if let maxPageCount { try connection.execute("PRAGMA max_page_count = \(maxPageCount)") }
+        return connection
     }
 }

@@ -47,8 +47,9 @@ final class SQLiteAdmissions: RateAdmissions, @unchecked Sendable {
             throw error
         }
         let (health, path) = (store.writeHealth, store.path)
-        journal = AdmissionJournal(path: store.path, busyTimeoutMillis: store.busyTimeoutMillis,
-                                   precheck: { () throws(StoreError) in try health.checkFile(path: path) })
+        journal = AdmissionJournal(path: store.path, busyTimeoutMillis: store.busyTimeoutMillis, maxPageCount: store.maxPageCount,
+                                   precheck: { () throws(StoreError) in try health.checkFile(path: path) },
+                                   noteFailure: { health.note($0) })
     }
 
     deinit { close() }

@@ -1,3 +1,6 @@
+import CSQLite
+import Foundation
+
 /// The embedded store: one SQLite file in WAL mode, shared by a small pool of connections
 /// (docs/ARCHITECTURE.md, "The store"). Safe across threads and across processes on one host; for several hosts use
 /// `PostgresStore`.
@@ -16,6 +19,10 @@ public final class SQLiteStore: Store {
         /// A cap on the database's size in pages (`PRAGMA max_page_count` on every connection); a write
         /// that needs a page beyond it fails with `sqlite_full`, as on a full disk. Nil: SQLite's own limit.
         public var maxPageCount: Int? = nil
+        /// Whether a missing database file is created (and migrated). False for commands that only
+        /// look (`keyward devices list`): a missing file is refused with `sqlite_missing`, and no
+        /// connection is opened with `SQLITE_OPEN_CREATE`, so nothing is created even in a race.
+        public var createIfMissing = true
         /// The defaults.
         public init() {}
     }
@@ -28,25 +35,32 @@ public final class SQLiteStore: Store {
     let purgeTicker = PurgeTicker(interval: 1_024)
     /// Storage failures of writes since the last committed probe, and the file's identity.
     let writeHealth: SQLiteWriteHealth
+    /// The page cap every connection to this database is opened with (`Options.maxPageCount`).
+    let maxPageCount: Int?
 
     /// Opens or creates the database at `path` and migrates it.
     /// - Parameter path: a file path (relative paths resolve against the working directory).
     ///   `:memory:` and empty paths are refused (`sqlite_path`): each pooled connection would see its
     ///   own empty database.
-    /// - Throws: `StoreError` `.unavailable` (cannot open), `.schema` (newer schema, failed migration).
+    /// - Throws: `StoreError` `.unavailable` (cannot open; `sqlite_missing` when the file does not
+    ///   exist and `options.createIfMissing` is false), `.schema` (newer schema, failed migration).
     public init(path: String, options: Options = Options()) throws(StoreError) {
         guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else {
             throw .invalid("sqlite_path")
+        }
+        if !options.createIfMissing, access(path, F_OK) != 0 {
+            throw StoreError(.unavailable, "sqlite_missing", detail: "no database file at \(path) (keyward migrate or serve creates it)")
         }
         self.path = path
         busyTimeoutMillis = options.busyTimeoutMillis
         let timeout = options.busyTimeoutMillis
         let maxPageCount = options.maxPageCount
         let health = SQLiteWriteHealth(path: path)
+        let openFlags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (options.createIfMissing ? SQLITE_OPEN_CREATE : 0)
         pool = ConnectionPool(
             capacity: options.poolSize, waitSeconds: options.poolWaitSeconds,
             connect: { () throws(StoreError) in
-                let connection = try SQLiteConnection(path: path, busyTimeoutMillis: timeout)
+                let connection = try SQLiteConnection(path: path, busyTimeoutMillis: timeout, flags: openFlags)
                 if let maxPageCount { try connection.execute("PRAGMA max_page_count = \(maxPageCount)") }
                 return connection
             },
@@ -58,6 +72,7 @@ public final class SQLiteStore: Store {
             // lost at the next start (spent credits, challenges, counters), so nothing is done on it.
             precheck: { () throws(StoreError) in try health.checkFile(path: path) })
         writeHealth = health
+        self.maxPageCount = maxPageCount
         try migrate()
         // The first connection created the file: its identity is known only now.
         writeHealth.recordIdentity(path: path)
