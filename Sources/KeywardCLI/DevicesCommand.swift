@@ -314,7 +314,7 @@ enum DevicesCommand {
         app id       \(device.appID.isEmpty ? "-" : device.appID)
         devicecheck  \(device.deviceCheckToken.isEmpty ? "no token" : "token kept")\(device.flagged ? ", flagged (attested on a phone whose bit 0 was set)" : "")
         revoked      \(device.revoked ? "yes, at " + CLIOutput.isoTime(device.revokedAt ?? 0) : "no")
-        sessions     \(device.sessionsNotBefore == 0 ? "all honoured" : "issued before " + CLIOutput.isoTime(device.sessionsNotBefore) + " refused (an install credential was reused)")
+        sessions     \(device.sessionsNotBefore == 0 ? "all honoured" : "issued before " + CLIOutput.isoTime(device.sessionsNotBefore) + " refused (by a revocation or a detected install credential reuse)")
         tier         \(device.tier)
         proof        \(device.attested ? "verified (attested)" : "none (unattested: \(device.unattestedReason ?? "-"))")
         """

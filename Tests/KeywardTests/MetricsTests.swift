@@ -53,6 +53,8 @@ final class MetricsTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(after.samples["keyward_client_connections"] ?? 0, 1)
         XCTAssertEqual(after.types["keyward_client_connections"], "gauge")
         XCTAssertEqual(after.samples["keyward_connection_limit_reached_total"], 0)
+        // Never reloaded: the configuration's load at start is its last success.
+        XCTAssertEqual(after.samples["keyward_config_last_reload_success_timestamp_seconds"] ?? 0, Double(env.deployment.time.nowSeconds()), accuracy: 5)
         XCTAssertEqual(after.types["keyward_upstream_header_seconds"], "histogram")
         XCTAssertEqual(after.types["keyward_requests_total"], "counter")
     }

@@ -113,6 +113,16 @@ final class UsageScannerTests: XCTestCase {
         XCTAssertEqual(usage(.openAI, sse: false, #"{"usage":{"prompt_tokens":-5,"completion_tokens":"3"}}"#), UsageScanner.Usage())
     }
 
+    func testAFigureWithAFractionOrAnExponentIsNoTokenCount() {
+        // Read whole or not at all: never as the digits after its `.` or `e`.
+        for figure in ["1200.0", "3e2", "250.75", "0.5", "1E+3", "12.5e1"] {
+            XCTAssertEqual(usage(.openAI, sse: false, #"{"usage":{"prompt_tokens":\#(figure),"completion_tokens":\#(figure)}}"#),
+                           UsageScanner.Usage(), figure)
+        }
+        XCTAssertEqual(usage(.openAI, sse: false, #"{"usage":{"prompt_tokens":1200.0,"completion_tokens":300}}"#),
+                       UsageScanner.Usage(output: 300))
+    }
+
     func testCreditsRoundUpOncePerCall() {
         let rule = MeterRule(format: .openAI, inputPer1k: 1, outputPer1k: 4)
         XCTAssertEqual(rule.credits(input: 1_200, output: 300), 3)   // ⌈2.4⌉

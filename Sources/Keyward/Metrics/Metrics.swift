@@ -186,6 +186,13 @@ public final class Metrics: Sendable {
         if succeeded { lastReloadSuccessSeconds.store(nowSeconds, ordering: .relaxed) }
     }
 
+    /// The configuration in force was loaded at start (`nowSeconds`, Unix seconds): the
+    /// last-success timestamp starts there, as Prometheus's own does, so an alert on its age
+    /// does not fire for an instance that was never reloaded.
+    public func recordConfigurationLoaded(nowSeconds: Int64) {
+        lastReloadSuccessSeconds.store(nowSeconds, ordering: .relaxed)
+    }
+
     /// A proxied response stream opened: `keyward_open_streams` +1.
     public func streamOpened() { openStreamCount.add(1, ordering: .relaxed) }
     /// A proxied response stream ended, however it ended: `keyward_open_streams` −1, once per `streamOpened()`.

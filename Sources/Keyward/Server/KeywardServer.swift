@@ -87,6 +87,7 @@ public final class KeywardServer: Sendable {
     /// - Throws: `HTTPServerError` when a port cannot be bound (if it is the admin one, the public
     ///   listener is stopped again).
     public func start() throws {
+        service.metrics.recordConfigurationLoaded(nowSeconds: service.lifecycle.time.nowSeconds())
         try startPublic()
         do { try adminServer?.start() } catch {
             stopPublic()

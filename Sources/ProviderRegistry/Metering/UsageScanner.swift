@@ -61,6 +61,9 @@ public struct UsageScanner: Sendable {
     private var key: PackedKey?
     private var number: Int?
     private var negative = false
+    /// The number being read has a fraction or an exponent (`1200.0`, `3e2`): not a token count,
+    /// so it is dropped whole, never read as the digits after its `.` or `e`.
+    private var notInteger = false
     /// Figures by the member they came from, for the sums each format needs.
     private var input: Int?
     private var cacheCreation: Int?
@@ -195,6 +198,8 @@ public struct UsageScanner: Sendable {
             }
         case UInt8(ascii: "-"):
             if key != nil { negative = true }
+        case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "+"):
+            if number != nil { notInteger = true } else { endNumber() }
         case 0x0A:
             if serverSentEvents { resetLine() } else { endNumber() }
         default:
@@ -246,11 +251,15 @@ public struct UsageScanner: Sendable {
     private mutating func endNumber() {
         guard let value = number else {
             negative = false
+            notInteger = false
             return
         }
         number = nil
-        defer { negative = false }
-        guard !negative, let name = key, let topLevel = usagePlacement else { return }
+        defer {
+            negative = false
+            notInteger = false
+        }
+        guard !negative, !notInteger, let name = key, let topLevel = usagePlacement else { return }
         switch format {
         case .openAI:
             if name == UsageKeys.promptTokens || name == UsageKeys.inputTokens { input = value }

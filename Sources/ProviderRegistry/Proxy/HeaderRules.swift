@@ -18,10 +18,13 @@ public enum HeaderRules {
 
     /// Fields by which a caller picks which of the key owner's accounts a call is billed to or runs
     /// under (OpenAI's organization and project, Google's quota project and signed-in account index,
-    /// the connected account a Stripe platform key acts on): that is the operator's choice, made in
-    /// the provider's fixed `headers`, never the app user's.
+    /// the connected account or context a Stripe platform key acts on), or names the app a Google
+    /// API key's application restriction is checked against (`X-Android-Package`,
+    /// `X-Android-Cert`, `X-Ios-Bundle-Identifier`): that is the operator's choice, made in the
+    /// provider's fixed `headers`, never the app user's.
     public static let accountSelectionHeaders: [String] = [
-        "openai-organization", "openai-project", "x-goog-user-project", "x-goog-authuser", "stripe-account",
+        "openai-organization", "openai-project", "x-goog-user-project", "x-goog-authuser", "stripe-account", "stripe-context",
+        "x-android-package", "x-android-cert", "x-ios-bundle-identifier",
     ]
 
     /// Fields in which proxies and CDNs in front of Keyward carry the client's address or path

@@ -107,7 +107,7 @@ final class CredentialReuseSessionTests: XCTestCase {
         let shown = try KeywardBinary.run(["devices", "show", "--config", config, "--id", device])
         XCTAssertEqual(shown.status, 0, shown.stderr)
         XCTAssertTrue(shown.stdout.contains("sessions     issued before 20"), shown.stdout)
-        XCTAssertTrue(shown.stdout.contains("refused (an install credential was reused)"), shown.stdout)
+        XCTAssertTrue(shown.stdout.contains("refused (by a revocation or a detected install credential reuse)"), shown.stdout)
     }
 
     func testReuseDetectedElsewhereRevokesTheInstallsSessionsWithinThirtySecondsOnSQLite() throws {
