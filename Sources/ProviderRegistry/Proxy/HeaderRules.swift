@@ -18,14 +18,16 @@ public enum HeaderRules {
 
     /// Fields by which a caller picks which of the key owner's accounts a call is billed to or runs
     /// under (OpenAI's organization and project, Google's quota project and signed-in account index,
-    /// the connected account or context a Stripe platform key acts on), or names the app a Google
-    /// API key's application restriction is checked against (`X-Android-Package`,
-    /// `X-Android-Cert`, `X-Ios-Bundle-Identifier`): that is the operator's choice, made in the
-    /// provider's fixed `headers`, never the app user's.
+    /// the connected account or context a Stripe platform key acts on): that is the operator's
+    /// choice, made in the provider's fixed `headers`, never the app user's.
     public static let accountSelectionHeaders: [String] = [
         "openai-organization", "openai-project", "x-goog-user-project", "x-goog-authuser", "stripe-account", "stripe-context",
-        "x-android-package", "x-android-cert", "x-ios-bundle-identifier",
     ]
+
+    /// Fields naming the app a Google API key's application restriction is checked against
+    /// (Android package and signing certificate, iOS bundle id): the key is the operator's, so the
+    /// app it is restricted to is set in the provider's fixed `headers`, never claimed by a client.
+    public static let keyRestrictionHeaders: [String] = ["x-android-package", "x-android-cert", "x-ios-bundle-identifier"]
 
     /// Fields in which proxies and CDNs in front of Keyward carry the client's address or path
     /// (RFC 7239 `Forwarded`, RFC 9110 §7.6.3 `Via`, and the common non-standard ones a TLS front such
@@ -39,7 +41,7 @@ public enum HeaderRules {
     /// credentials and cookies of the client, its choice of the key owner's account, the client's address, and fields Keyward sets itself
     /// (`Host`; `Content-Length`, which the upstream client sets from the buffered body; `Expect`,
     /// since the body has already been read).
-    public static let requestDropped: [String] = hopByHop + keyHeaders + accountSelectionHeaders + clientAddressHeaders + methodOverrideHeaders
+    public static let requestDropped: [String] = hopByHop + keyHeaders + accountSelectionHeaders + keyRestrictionHeaders + clientAddressHeaders + methodOverrideHeaders
         + urlOverrideHeaders + [
             "authorization", "cookie", "cookie2", "x-auth-token", "x-amz-security-token", "host", "content-length", "expect",
         ]
