@@ -1,5 +1,6 @@
-# Shared set-up of the proxy benchmarks (sourced by proxy.sh, compare.sh and instructions.sh):
-# a free loopback port, the local origin, and the bench providers and keyward.toml they all use.
+# Shared set-up of the proxy benchmarks (sourced by proxy.sh, compare.sh, instructions.sh,
+# nginx-instructions.sh, curl-floor.sh and others): a free loopback port, the local origin, the
+# reference nginx proxy_pass, the keep-alive client loop, and the bench providers and keyward.toml.
 
 # bench_work_dir: a fresh scratch directory in $work, and on exit every process in $pids killed,
 # every nginx started in a folder of $work (its nginx.pid) stopped, and the directory removed.
@@ -38,6 +39,64 @@ http {
 }
 CONF
   nginx -p "$dir" -c "$dir/nginx.conf"
+}
+
+# write_proxy_nginx DIR PORT ORIGIN_PORT KEY WORKERS [TOP_LINES]: DIR/nginx.conf for the reference
+# proxy: nginx proxy_pass on 127.0.0.1:PORT, /p/bench/ to the origin through a keep-alive upstream
+# pool, setting `Authorization: Bearer KEY` and clearing Cookie, WORKERS worker processes;
+# TOP_LINES (e.g. "master_process off; daemon off;") go at the top. Start it with
+# `nginx -p DIR -c DIR/nginx.conf`.
+write_proxy_nginx() {
+  local dir="$1" port="$2" origin="$3" key="$4" workers="$5" top="${6:-}"
+  mkdir -p "$dir/logs"
+  cat > "$dir/nginx.conf" <<CONF
+$top
+worker_processes $workers;
+pid $dir/nginx.pid;
+error_log $dir/logs/error.log error;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  keepalive_requests 1000000;
+  upstream origin { server 127.0.0.1:$origin; keepalive 128; }
+  server {
+    listen 127.0.0.1:$port;
+    location /p/bench/ {
+      proxy_pass http://origin/;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Authorization "Bearer $key";
+      proxy_set_header Cookie "";
+    }
+  }
+}
+CONF
+}
+
+# keepalive_clients PORT PATH N TOKENS_FILE: N GETs of PATH on 127.0.0.1:PORT from 4 client threads,
+# each over one keep-alive connection, request k carrying `Authorization: Bearer` the k-th line of
+# TOKENS_FILE (in turn). Fails, naming the statuses, if any answer is not 200.
+keepalive_clients() {
+  python3 - "$1" "$2" "$3" "$4" <<'PY'
+import http.client, sys, threading
+port, path, n, tokens_file = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
+tokens = [line.strip() for line in open(tokens_file) if line.strip()]
+clients = 4
+failures = []
+def run(index):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    for k in range(index, n, clients):
+        connection.request("GET", path, headers={"Authorization": "Bearer " + tokens[k % len(tokens)]})
+        response = connection.getresponse()
+        response.read()
+        if response.status != 200:
+            failures.append(response.status)
+threads = [threading.Thread(target=run, args=(i,)) for i in range(clients)]
+for t in threads: t.start()
+for t in threads: t.join()
+if failures:
+    sys.exit("%d of %d requests failed: %s" % (len(failures), n, sorted(set(failures))))
+PY
 }
 
 stop_origin() { [ -f "$1/nginx.pid" ] && kill "$(cat "$1/nginx.pid")" 2>/dev/null || true; }

@@ -44,26 +44,7 @@ count() {
   local pid=$!
   pids+=("$pid")
   wait_ready "$port" "$work/serve.log" 600
-  python3 - "$port" "$path" "$n" "$work/tokens.txt" <<'PY'
-import http.client, sys, threading
-port, path, n, tokens_file = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
-tokens = [line.strip() for line in open(tokens_file) if line.strip()]
-clients = 4
-failures = []
-def run(index):
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    for k in range(index, n, clients):
-        connection.request("GET", path, headers={"Authorization": "Bearer " + tokens[k % len(tokens)]})
-        response = connection.getresponse()
-        response.read()
-        if response.status != 200:
-            failures.append(response.status)
-threads = [threading.Thread(target=run, args=(i,)) for i in range(clients)]
-for t in threads: t.start()
-for t in threads: t.join()
-if failures:
-    sys.exit("%d of %d requests failed: %s" % (len(failures), n, sorted(set(failures))))
-PY
+  keepalive_clients "$port" "$path" "$n" "$work/tokens.txt"
   kill -TERM "$pid"
   wait "$pid" 2>/dev/null || true
   awk '/^summary:/ {print $2} /^totals:/ {print $2}' "$out" | head -1

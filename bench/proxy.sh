@@ -51,28 +51,7 @@ bench_key="bench-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 start_origin "$work/upstream" "$upstream_port"
 
 # 2. The reference proxy: nginx proxy_pass with a keep-alive pool, injecting the key header.
-mkdir -p "$work/proxy/logs"
-cat > "$work/proxy/nginx.conf" <<CONF
-worker_processes $threads;
-pid $work/proxy/nginx.pid;
-error_log $work/proxy/logs/error.log error;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  keepalive_requests 1000000;
-  upstream origin { server 127.0.0.1:$upstream_port; keepalive 128; }
-  server {
-    listen 127.0.0.1:$proxy_port;
-    location /p/bench/ {
-      proxy_pass http://origin/;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Authorization "Bearer $bench_key";
-      proxy_set_header Cookie "";
-    }
-  }
-}
-CONF
+write_proxy_nginx "$work/proxy" "$proxy_port" "$upstream_port" "$bench_key" "$threads"
 nginx -p "$work/proxy" -c "$work/proxy/nginx.conf"
 
 # 3. Keyward: a real `serve` with its own store, session key and a bench provider.
