@@ -297,7 +297,8 @@ public struct RequestHeadParser: Sendable {
 
     /// Whether `span` is `uri-host [ ":" port ]` (RFC 9112 §3.2, RFC 3986 §3.2.2–3.2.3): an
     /// IP-literal in brackets, or a reg-name / IPv4 of unreserved, sub-delims and `%` bytes (empty
-    /// allowed), then an optional colon and digits.
+    /// allowed), then an optional colon and a port: digits (none allowed, RFC 3986 §3.2.3) whose
+    /// value is a TCP port, at most 65535 (leading zeros do not count against it).
     private static func isHostValue(_ bytes: UnsafeRawBufferPointer, _ span: Range<Int>) -> Bool {
         var index = span.lowerBound
         if index < span.upperBound, bytes[index] == UInt8(ascii: "[") {
@@ -314,8 +315,11 @@ public struct RequestHeadParser: Sendable {
         guard index < span.upperBound else { return true }
         guard bytes[index] == UInt8(ascii: ":") else { return false }
         index += 1
+        var port = 0
         while index < span.upperBound {
             guard isDigit(bytes[index]) else { return false }
+            port = port * 10 + Int(bytes[index] &- UInt8(ascii: "0"))
+            guard port <= 65535 else { return false }
             index += 1
         }
         return true

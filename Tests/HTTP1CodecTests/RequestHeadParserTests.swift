@@ -56,6 +56,9 @@ final class RequestHeadParserTests: XCTestCase {
             ("GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", .invalidHost),
             ("GET / HTTP/1.1\r\nHost: user@a\r\n\r\n", .invalidHost),
             ("GET / HTTP/1.1\r\nHost: a:80x\r\n\r\n", .invalidHost),
+            ("GET / HTTP/1.1\r\nHost: a:99999\r\n\r\n", .invalidHost),
+            ("GET / HTTP/1.1\r\nHost: a:65536\r\n\r\n", .invalidHost),
+            ("GET / HTTP/1.1\r\nHost: [::1]:70000\r\n\r\n", .invalidHost),
             ("GET / HTTP/1.1\r\nHost: [::1\r\n\r\n", .invalidHost),
             ("GET / HTTP/1.1\r\nHost: [::1]x\r\n\r\n", .invalidHost),
             ("GET / HTTP/1.0\r\nHost: a\"b\r\n\r\n", .invalidHost),
@@ -89,7 +92,7 @@ final class RequestHeadParserTests: XCTestCase {
 
     /// RFC 9112 §3.2: `uri-host [ ":" port ]`, an empty value included.
     func testHostValuesOfAHostAndAPortAreRead() {
-        for host in ["", "example.com", "example.com:8443", "127.0.0.1:80", "[::1]", "[::1]:8080", "xn--bcher-kva.example", "a:", "a_b~c"] {
+        for host in ["", "example.com", "example.com:8443", "127.0.0.1:80", "[::1]", "[::1]:8080", "xn--bcher-kva.example", "a:", "a_b~c", "a:65535", "a:0", "a:000000443"] {
             XCTAssertNotNil(parse("GET / HTTP/1.1\r\nHost: \(host)\r\n\r\n").head, host)
         }
     }

@@ -10,10 +10,11 @@ public enum HeaderRules {
     ]
 
     /// Headers that commonly carry an API key or a bearer-style token (Azure API Management's
-    /// subscription key among them); a client's copy is never forwarded.
+    /// subscription key, Kong's and Supabase's `apikey` among them); a client's copy is never forwarded.
     public static let keyHeaders: [String] = [
         "x-api-key", "api-key", "x-goog-api-key", "xi-api-key", "ocp-apim-subscription-key",
         "x-access-token", "x-session-token", "x-authorization", "token", "private-token",
+        "apikey", "x-apikey", "api-token", "x-api-token", "x-token", "x-api-secret",
     ]
 
     /// Fields by which a caller picks which of the key owner's accounts a call is billed to or runs
@@ -35,6 +36,7 @@ public enum HeaderRules {
     public static let clientAddressHeaders: [String] = [
         "forwarded", "via", "x-real-ip", "true-client-ip", "cf-connecting-ip", "cf-connecting-ipv6", "x-client-ip",
         "x-cluster-client-ip", "client-ip", "fastly-client-ip", "x-originating-ip", "x-remote-ip", "x-remote-addr",
+        "x-proxyuser-ip", "x-original-forwarded-for",
     ]
 
     /// Client request fields never forwarded, whatever the provider:
@@ -49,15 +51,17 @@ public enum HeaderRules {
     /// Fields some servers and frameworks honour to route a request to another path than the request
     /// line's: forwarded, they would step around the path allowlist.
     /// `X-Host` and `X-Original-Host` do the same for the virtual host.
-    public static let urlOverrideHeaders: [String] = ["x-original-url", "x-rewrite-url", "x-host", "x-original-host"]
+    public static let urlOverrideHeaders: [String] = ["x-original-url", "x-rewrite-url", "x-override-url", "x-host", "x-original-host"]
 
     /// Fields some APIs (Google's among them) honour to run another method than the request line's:
     /// forwarded, they would step around the method allowlist.
-    public static let methodOverrideHeaders: [String] = ["x-http-method-override", "x-http-method", "x-method-override"]
+    public static let methodOverrideHeaders: [String] = ["x-http-method-override", "x-http-method", "x-method-override", "x-original-method"]
 
-    /// Request field-name prefixes never forwarded: proxies' client-address headers and Keyward's own
+    /// Request field-name prefixes never forwarded: proxies' client-address headers, Envoy's
+    /// (`X-Envoy-External-Address`, `X-Envoy-Original-Path`: an Envoy upstream trusts them, and
+    /// Envoy itself drops them from clients it does not trust) and Keyward's own
     /// (`X-Keyward-Assertion`, `X-Keyward-Timestamp`).
-    public static let requestDroppedPrefixes: [String] = ["x-forwarded-", "x-keyward-"]
+    public static let requestDroppedPrefixes: [String] = ["x-forwarded-", "x-envoy-", "x-keyward-"]
 
     /// Upstream response fields never passed to the client: cookies (the provider's session is not the
     /// device's), hop-by-hop fields, `Alt-Svc` (it advertises the provider's endpoints as if they
