@@ -138,6 +138,20 @@ final class BodyRuleTests: XCTestCase {
             XCTAssertEqual(refusal(openAI, body), BodyRuleRefusal(.malformed, "json_ambiguous"), body)
         }
         XCTAssertNil(try BodyRule(models: ["m"]).check(Array(("{" + many + ",\"model\":\"m\"}").utf8), mayRewrite: true), "no false duplicate")
+        // A checked member spelled another way, which a case-folding decoder would read as that member.
+        for body in [#"{"model":"gpt-4o-mini","Max_Tokens":500}"#, #"{"model":"gpt-4o-mini","MODEL":"gpt-4o"}"#,
+                     #"{"model":"gpt-4o-mini","Stream":true}"#, #"{"model":"gpt-4o-mini","\u017Ftream":true}"#,
+                     #"{"model":"gpt-4o-mini","N":8}"#, #"{"model":"gpt-4o-mini","max_completion_to\u212Aens":9999}"#] {
+            XCTAssertEqual(refusal(openAI, body), BodyRuleRefusal(.malformed, "json_ambiguous"), body)
+        }
+        let gemini = BodyRule(maxTokens: 512, capMember: .generationConfigMaxOutputTokens)
+        XCTAssertEqual(refusal(gemini, #"{"contents":[],"generationConfig":{"MaxOutputTokens":99999}}"#),
+                       BodyRuleRefusal(.malformed, "json_ambiguous"))
+        XCTAssertEqual(refusal(gemini, #"{"contents":[],"GenerationConfig":{"maxOutputTokens":99999}}"#),
+                       BodyRuleRefusal(.malformed, "json_ambiguous"))
+        // Other members keep whatever case they have.
+        XCTAssertEqual(try forwarded(openAI, #"{"model":"gpt-4o-mini","max_tokens":10,"Messages":[],"Temperature":1}"#),
+                       #"{"model":"gpt-4o-mini","max_tokens":10,"Messages":[],"Temperature":1}"#)
         // RFC 3629: overlong forms, encoded surrogates, truncated sequences and bytes past U+10FFFF are not UTF-8.
         for bad: [UInt8] in [[0xC0, 0x80], [0xED, 0xA0, 0x80], [0xE2, 0x82], [0xF4, 0x90, 0x80, 0x80], [0xFF]] {
             let body = Array(#"{"model":"gpt-4o-mini","x":""#.utf8) + bad + Array(#""}"#.utf8)

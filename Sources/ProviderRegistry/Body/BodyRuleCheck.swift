@@ -24,7 +24,34 @@ public struct BodyRuleRefusal: Error, Sendable, Equatable {
     }
 }
 
+
 extension BodyRule {
+    /// The members the check reads, as `folded` spells them. A member that folds to one of these
+    /// without being spelled as the check reads it (`Max_Tokens`, `ſtream` with U+017F) is refused
+    /// as ambiguous: an upstream whose JSON decoder matches names without regard to case (Go's
+    /// `encoding/json` folds ASCII case, `ſ` to `s` and the Kelvin sign to `k`) would read it as
+    /// the member the check let through or added.
+    static let checkedNamesFolded: Set<String> = [
+        "model", "stream", "stream_options", "n", "max_tokens", "max_completion_tokens", "max_output_tokens",
+        "generationconfig", "generation_config",
+    ]
+    /// The same for the members read inside `generationConfig`.
+    static let generationConfigNamesFolded: Set<String> = ["maxoutputtokens", "max_output_tokens", "candidatecount", "candidate_count"]
+
+    /// `name` with ASCII letters lowercased and the two non-ASCII letters that Unicode simple case
+    /// folding takes to ASCII ones (U+017F ſ → `s`, U+212A Kelvin sign → `k`) replaced.
+    static func folded(_ name: String) -> String {
+        var out = String.UnicodeScalarView()
+        for scalar in name.unicodeScalars {
+            switch scalar.value {
+            case 0x41...0x5A: out.append(Unicode.Scalar(scalar.value + 0x20)!)
+            case 0x17F: out.append("s")
+            case 0x212A: out.append("k")
+            default: out.append(scalar)
+            }
+        }
+        return String(out)
+    }
     /// The body to forward once `body` passed this rule: nil when it goes unchanged, else `body`
     /// with the output cap added (`"max_tokens":1024` as the object's last member, or inside
     /// `generationConfig`), every other byte as it was.
@@ -74,9 +101,11 @@ extension BodyRule {
                 generationConfig = member
                 for inner in member.members ?? [] {
                     if inner.name == "maxOutputTokens" || inner.name == "max_output_tokens" { caps.append(inner) }
-                    if inner.name == "candidateCount" || inner.name == "candidate_count" { choices.append(inner) }
+                    else if inner.name == "candidateCount" || inner.name == "candidate_count" { choices.append(inner) }
+                    else if Self.generationConfigNamesFolded.contains(Self.folded(inner.name)) { throw BodyRuleRefusal(.malformed, "json_ambiguous") }
                 }
-            default: break
+            default:
+                if Self.checkedNamesFolded.contains(Self.folded(member.name)) { throw BodyRuleRefusal(.malformed, "json_ambiguous") }
             }
         }
         if let models {
