@@ -79,7 +79,12 @@ public struct ResponseHeadWriter: Sendable {
         guard (200...599).contains(status) else { return .failure(.invalidStatus) }
         var out: [UInt8] = []
         out.reserveCapacity(128 + fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 })
-        out += "HTTP/1.1 \(status) \(reasonPhrase(status))\r\n".utf8
+        // Appended piece by piece: string interpolation builds and frees a String per line.
+        out += "HTTP/1.1 ".utf8
+        appendDecimal(status, to: &out)
+        out.append(UInt8(ascii: " "))
+        out += reasonPhrase(status).utf8
+        out += "\r\n".utf8
         var hasDate = false, closes = request.closesConnection
         for field in fields {
             guard HTTPBytes.isToken(field.name) else { return .failure(.invalidFieldName) }
@@ -92,7 +97,7 @@ public struct ResponseHeadWriter: Sendable {
             if HTTPBytes.equalsIgnoringCase(field.name, staticLowercased: "date") { hasDate = true }
             if HTTPBytes.equalsIgnoringCase(field.name, staticLowercased: "connection") {
                 // The writer states the connection's fate itself, once.
-                if HTTPBytes.containsIgnoringCase(field.value, Array("close".utf8)) { closes = true }
+                if HTTPBytes.containsIgnoringCase(field.value, Self.close) { closes = true }
                 continue
             }
             out += field.name.utf8
@@ -101,13 +106,17 @@ public struct ResponseHeadWriter: Sendable {
             out += "\r\n".utf8
         }
         if !hasDate {
-            out += "Date: \(date)\r\n".utf8
+            out += "Date: ".utf8
+            out += date.utf8
+            out += "\r\n".utf8
         }
         let framing: BodyFraming
         if status == 204 || status == 304 {
             framing = .none
         } else if let bodyLength {
-            out += "Content-Length: \(bodyLength)\r\n".utf8
+            out += "Content-Length: ".utf8
+            appendDecimal(bodyLength, to: &out)
+            out += "\r\n".utf8
             framing = request.isHead ? .none : .contentLength(bodyLength)
         } else if request.isHead {
             framing = .none
@@ -125,6 +134,25 @@ public struct ResponseHeadWriter: Sendable {
         }
         out += "\r\n".utf8
         return .success(Written(bytes: out, framing: framing, closesConnection: closes))
+    }
+
+    private static let close = Array("close".utf8)
+
+    /// Appends `value` in decimal digits, as `String(value)` spells it.
+    private static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var rest = value.magnitude, count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[19 - count] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+                count += 1
+            } while rest > 0
+            out.append(contentsOf: buffer[(20 - count)...])
+        }
     }
 
     /// The reason phrase of RFC 9110 §15 for the statuses Keyward sends; other codes get an
