@@ -154,6 +154,23 @@ int kw_epoll_wait(int epfd, int *fds, int *flags, int capacity, int timeout_ms) 
     return count;
 }
 
+int kw_epoll_wait_tagged(int epfd, uint64_t *data, uint32_t *events, int *flags, int capacity, int timeout_ms) {
+    struct epoll_event ready[256];
+    if (capacity > 256) capacity = 256;
+    int count = epoll_wait(epfd, ready, capacity, timeout_ms);
+    if (count < 0) return errno == EINTR ? 0 : -1;
+    for (int i = 0; i < count; i++) {
+        uint32_t e = ready[i].events;
+        data[i] = ready[i].data.u64;
+        events[i] = e;
+        flags[i] = ((e & EPOLLIN) ? CURL_CSELECT_IN : 0) | ((e & EPOLLOUT) ? CURL_CSELECT_OUT : 0)
+                 | ((e & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
+    }
+    return count;
+}
+
+int kw_descriptor_duplicate(int fd) { return fcntl(fd, F_DUPFD_CLOEXEC, 0); }
+
 int kw_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
 
 void kw_eventfd_signal(int fd) {

@@ -198,7 +198,8 @@ public final class HTTPServer: Sendable {
     /// already given; waits for the loop threads to finish. Requests still waiting for a late
     /// response are closed without one; answering them afterwards does nothing. Idempotent.
     /// Never call it from a handler or a stream callback: it joins the threads those run on (or,
-    /// for an external-loop server, waits for the loop's current ``runOnce(descriptorReady:)``).
+    /// for an external-loop server, waits for the loop's current ``runOnce(descriptorReady:)`` or
+    /// ``runOnce(ready:events:)``).
     public func stop() {
         engine.stop()
     }

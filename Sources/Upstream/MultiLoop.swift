@@ -12,7 +12,9 @@ import Synchronization
 /// watch (CURLMOPT_SOCKETFUNCTION) and when its timer is due (CURLMOPT_TIMERFUNCTION); the loop waits
 /// in `epoll_wait`, then drains the inbox, hands each ready socket to `curl_multi_socket_action`,
 /// fires libcurl's timer, completes finished transfers and fires connect and idle timeouts.
-/// Handlers are called from here.
+/// Handlers are called from here. The same set holds the attached source's registrations (an HTTP
+/// server's listener and connections), told apart by ``AttachedEventSource/tokenTag`` in their
+/// data, so one wait serves both.
 ///
 /// The connect and idle timeouts sit in a ``DeadlineHeap``: a turn looks only at the transfers
 /// whose entry came due, so thousands of silent streams cost nothing between their events. A
@@ -40,7 +42,8 @@ final class MultiLoop: @unchecked Sendable {
     }
 
     private let multi: UnsafeMutableRawPointer  // CURLM *
-    /// The epoll set over libcurl's sockets and `wakeFD`.
+    /// The epoll set over libcurl's sockets, `wakeFD` and the attached source's registrations
+    /// (their data tagged with ``AttachedEventSource/tokenTag``): the loop's one wait.
     private let epollFD: Int32
     /// Signalled by `post` to wake `epoll_wait`.
     private let wakeFD: Int32
@@ -145,6 +148,15 @@ final class MultiLoop: @unchecked Sendable {
         _ = post { $0.attachment = source }
     }
 
+    /// A new descriptor for the loop's epoll set, for an attached source to register its own
+    /// descriptors in (tagged tokens); the caller closes it. -1 once the loop has closed, or when
+    /// the process is out of descriptors. Any thread.
+    func duplicateEventSet() -> Int32 {
+        // Under the inbox lock: the loop closes its set only after marking the inbox closed there,
+        // so the number duplicated is never a reused one.
+        inbox.withLock { box in box.isClosed ? -1 : kw_descriptor_duplicate(epollFD) }
+    }
+
     /// Makes the loop take one more turn soon; from the loop thread itself it does nothing, since
     /// the loop asks the attached source for its deadline before it sleeps anyway.
     func wake() {
@@ -184,12 +196,34 @@ final class MultiLoop: @unchecked Sendable {
     private func run() {
         loopThreadID.store(UInt(pthread_self()), ordering: .releasing)
         let capacity = 256
+        var readyData = [UInt64](repeating: 0, count: capacity)
+        var readyEvents = [UInt32](repeating: 0, count: capacity)
         var readyFDs = [Int32](repeating: 0, count: capacity)
         var readyFlags = [Int32](repeating: 0, count: capacity)
+        // The attached source's entries of this wait, its tokens and events.
+        var sourceTokens = [UInt64](repeating: 0, count: capacity)
+        var sourceEvents = [UInt32](repeating: 0, count: capacity)
         var running: Int32 = 0
         while true {
-            let ready = Int(kw_epoll_wait(epollFD, &readyFDs, &readyFlags, Int32(capacity), waitMs()))
+            let reported = Int(kw_epoll_wait_tagged(epollFD, &readyData, &readyEvents, &readyFlags, Int32(capacity), waitMs()))
             clock.tick()
+            // Split the wait: tagged entries are the source's and never reach libcurl's paths
+            // (the parked-socket check, `curl_multi_socket_action`); the rest are libcurl's
+            // sockets and the wakeup, compacted in place, by descriptor.
+            var ready = 0
+            var sourceCount = 0
+            for index in 0..<max(0, reported) {
+                let data = readyData[index]
+                if data & AttachedEventSource.tokenTag != 0 {
+                    sourceTokens[sourceCount] = data
+                    sourceEvents[sourceCount] = readyEvents[index]
+                    sourceCount += 1
+                } else {
+                    readyFDs[ready] = Int32(truncatingIfNeeded: data)
+                    readyFlags[ready] = readyFlags[index]
+                    ready += 1
+                }
+            }
             // Drain the wakeup before taking the inbox: a post after the take signals again.
             if readyFDs.prefix(max(0, ready)).contains(wakeFD) { kw_eventfd_drain(wakeFD) }
             let batch = inbox.withLock { box -> Inbox in
@@ -205,8 +239,12 @@ final class MultiLoop: @unchecked Sendable {
                 close(pendingStarts: batch.starts)
                 return
             }
-            if let source = batch.attachment, kw_epoll_watch(epollFD, source.descriptor, 1, 0) == 0 {
-                attached = source
+            if let source = batch.attachment {
+                if let descriptor = source.descriptor {
+                    if kw_server_epoll_ctl(epollFD, 1, descriptor, KW_POLL_IN, AttachedEventSource.tokenTag) == 0 { attached = source }
+                } else {
+                    attached = source
+                }
             }
             // Parked sockets that spoke are dealt with before any transfer can be given a kept
             // connection this turn (new starts, libcurl's timer inside another socket's action).
@@ -224,13 +262,8 @@ final class MultiLoop: @unchecked Sendable {
                 readyFDs[index] = wakeFD  // handled: the pass below skips it
             }
             apply(batch)
-            var sourceReady = false
             for index in 0..<max(0, ready) where readyFDs[index] != wakeFD {
                 let socket = readyFDs[index]
-                if socket == attached?.descriptor {
-                    sourceReady = true
-                    continue
-                }
                 insideLibcurl = true
                 _ = curl_multi_socket_action(multi, socket, readyFlags[index], &running)
                 insideLibcurl = false
@@ -238,8 +271,16 @@ final class MultiLoop: @unchecked Sendable {
             fireCurlTimerIfDue(&running)
             completeFinished()
             expireDeadlines(now: clock.tick())
-            if let source = attached, sourceReady || source.millisecondsUntilRun() == 0 {
-                source.run(sourceReady)
+            // Entries of a source not attached yet (its registrations came before the attachment)
+            // are dropped: the set is level-triggered, so they come back in the next wait.
+            if let source = attached, sourceCount > 0 || source.millisecondsUntilRun() == 0 {
+                sourceTokens.withUnsafeBufferPointer { tokens in
+                    sourceEvents.withUnsafeBufferPointer { events in
+                        source.run(AttachedEventSource.Readiness(
+                            tokens: UnsafeBufferPointer(rebasing: tokens[0..<sourceCount]),
+                            events: UnsafeBufferPointer(rebasing: events[0..<sourceCount])))
+                    }
+                }
                 // Requests its handlers just started go out now rather than after another turn.
                 fireCurlTimerIfDue(&running)
                 completeFinished()
@@ -247,7 +288,7 @@ final class MultiLoop: @unchecked Sendable {
                 // the bytes are already there) goes out now too, not after a wait that would
                 // return at once.
                 if source.millisecondsUntilRun() == 0 {
-                    source.run(false)
+                    source.run(AttachedEventSource.Readiness(tokens: UnsafeBufferPointer(start: nil, count: 0), events: UnsafeBufferPointer(start: nil, count: 0)))
                     fireCurlTimerIfDue(&running)
                     completeFinished()
                 }

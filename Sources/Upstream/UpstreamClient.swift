@@ -84,6 +84,17 @@ public final class UpstreamClient: Sendable {
         loop.attach(source)
     }
 
+    /// A new descriptor for the epoll set the client's thread waits on, so that an attached
+    /// source can register its own descriptors in it (each with a token that has
+    /// ``AttachedEventSource/tokenTag`` set) and be handed their readiness from the thread's one
+    /// wait, instead of waiting on a set of its own. The caller owns the descriptor and closes it;
+    /// the set lives until both it and the client's own are closed, so registering in it after the
+    /// client shut down is harmless. Returns -1 after ``shutdown()`` or when the process is out of
+    /// descriptors.
+    public func sharedEventSet() -> Int32 {
+        loop.duplicateEventSet()
+    }
+
     /// Makes the thread running the attached source take a turn soon, to look at its deadline
     /// again (after another thread changed it). Cheap; does nothing on that thread itself.
     public func wakeAttachedSource() {

@@ -4,6 +4,7 @@
 // (https://curl.se/libcurl/c/curl_easy_setopt.html), so the variadic call is well-typed.
 // Owner: Upstream.
 #include <curl/curl.h>
+#include <stdint.h>
 
 /// `curl_easy_setopt` for CURLOPTTYPE_LONG options (flags, milliseconds, enums).
 CURLcode kw_curl_easy_setopt_long(CURL *handle, CURLoption option, long value);
@@ -87,6 +88,14 @@ int kw_socket_endpoints(int fd, char *peer_address, int *peer_port, char *local_
 /// `epoll_wait` into plain arrays: for each ready descriptor, its fd and CURL_CSELECT_* flags.
 /// Returns how many are ready (0 on timeout or EINTR), -1 on error.
 int kw_epoll_wait(int epfd, int *fds, int *flags, int capacity, int timeout_ms);
+/// `epoll_wait` keeping each ready entry's whole 64-bit data (a libcurl socket registered by
+/// `kw_epoll_watch` comes back as its fd, upper 32 bits zero; other registrations as their token),
+/// its raw EPOLL* bits, and the same bits as CURL_CSELECT_* flags. Returns how many are ready
+/// (0 on timeout or EINTR), -1 on another error. At most 256 per call.
+int kw_epoll_wait_tagged(int epfd, uint64_t *data, uint32_t *events, int *flags, int capacity, int timeout_ms);
+/// `fcntl(fd, F_DUPFD_CLOEXEC, 0)`: a second descriptor for the same open file (for an epoll set:
+/// the same set, alive until both are closed); -1 on failure (errno set).
+int kw_descriptor_duplicate(int fd);
 /// A non-blocking eventfd (counter 0); -1 on failure.
 int kw_eventfd(void);
 /// Adds 1 to the eventfd counter (wakes epoll_wait).

@@ -15,7 +15,9 @@ import Glibc
 /// deadline moved later by activity costs nothing until its old entry comes due and is re-read.
 ///
 /// Every method not marked otherwise runs on the loop's thread: the server's own thread, or the
-/// external loop's (``HTTPServer/ExternalLoop``), which calls ``turn(timeoutMilliseconds:)``.
+/// external loop's (``HTTPServer/ExternalLoop``), which calls ``turn(timeoutMilliseconds:poll:)``
+/// (the server's set nested in the loop's) or ``turn(ready:events:)`` (the server's
+/// registrations in the loop's own set, whose readiness the loop hands over).
 final class EngineLoop: @unchecked Sendable {
     /// The longest silence while a refused body is read and dropped, milliseconds.
     static let discardIdleMilliseconds: Int64 = 2000
@@ -40,8 +42,9 @@ final class EngineLoop: @unchecked Sendable {
     private var dateSecond: Int64 = -1
     private var dateText = ""
 
-    init?(server: EngineServer, connectionLimit: Int) {
-        guard let poller = Poller() else { return nil }
+    /// A loop over a set of its own, or over `shared` (an external loop's set, with its tag).
+    init?(server: EngineServer, connectionLimit: Int, shared: HTTPServer.ExternalLoop.SharedEventSet? = nil) {
+        guard let poller = shared.map({ Poller(sharing: $0.descriptor, tag: $0.tokenTag) }) ?? Poller() else { return nil }
         self.server = server
         self.poller = poller
         self.connectionLimit = max(1, connectionLimit)
@@ -90,16 +93,40 @@ final class EngineLoop: @unchecked Sendable {
         var woken: Int64?
         if poll {
             poller.wait(timeoutMilliseconds: hasPosts ? 0 : timeoutMilliseconds) { readiness in
-                let now = woken ?? Self.monotonicMilliseconds()
-                woken = now
-                if readiness.token == Self.listenerToken {
-                    accept(now: now)
-                } else if let connection = connections[readiness.token] {
-                    connection.handle(readiness, now: now)
-                    deadlineMayHaveComeNearer(connection)
-                }
+                handle(readiness, woken: &woken)
             }
         }
+        finishTurn(woken: woken)
+    }
+
+    /// One pass over readiness the external loop's wait reported in its own set (the server's
+    /// entries: tokens with the tag, their EPOLL* bits; empty for a pass for the inbox and the
+    /// timeouts only), then the inbox and the timeouts that came due, as
+    /// ``turn(timeoutMilliseconds:poll:)`` does after its wait. No wait, no system call of its own.
+    func turn(ready tokens: UnsafeBufferPointer<UInt64>, events: UnsafeBufferPointer<UInt32>) {
+        owner.store(UInt(pthread_self()), ordering: .relaxed)
+        var woken: Int64?
+        poller.deliver(tokens: tokens, events: events) { readiness in
+            handle(readiness, woken: &woken)
+        }
+        finishTurn(woken: woken)
+    }
+
+    /// Accepts on the listener's readiness, or hands a connection its own; `woken` is the turn's
+    /// clock, read at the first readiness.
+    private func handle(_ readiness: Poller.Readiness, woken: inout Int64?) {
+        let now = woken ?? Self.monotonicMilliseconds()
+        woken = now
+        if readiness.token == Self.listenerToken {
+            accept(now: now)
+        } else if let connection = connections[readiness.token] {
+            connection.handle(readiness, now: now)
+            deadlineMayHaveComeNearer(connection)
+        }
+    }
+
+    /// The rest of a turn after its readiness: the inbox, then the timeouts that came due.
+    private func finishTurn(woken: Int64?) {
         let now = woken ?? Self.monotonicMilliseconds()
         let posted = inbox.withLock { inbox -> [EngineConnection] in
             defer { inbox.removeAll(keepingCapacity: true) }

@@ -55,6 +55,11 @@ final class EngineServer: @unchecked Sendable {
         self.handler = handler
     }
 
+    deinit {
+        // The shared set's descriptor was handed over to the server (a duplicate of the loop's).
+        if let shared = externalLoop?.sharedEventSet, shared.descriptor >= 0 { Glibc.close(shared.descriptor) }
+    }
+
     /// Counts a new connection from `address`. - Returns: false over the per-address limit.
     func admit(_ address: String) -> Bool {
         let limit = configuration.perIPConnectionLimit
@@ -103,7 +108,10 @@ final class EngineServer: @unchecked Sendable {
             boundPort.store(Int(Self.boundPort(fd)), ordering: .releasing)
             let count = externalLoop == nil ? configuration.threads : 1
             for _ in 0..<count {
-                guard let loop = EngineLoop(server: self, connectionLimit: configuration.connectionLimit / count) else {
+                let shared = externalLoop?.sharedEventSet
+                guard shared.map({ $0.descriptor >= 0 }) ?? true,
+                      let loop = EngineLoop(server: self, connectionLimit: configuration.connectionLimit / count, shared: shared)
+                else {
                     Glibc.close(fd)
                     listener = -1
                     throw .startFailed(host: configuration.host, port: requested)
@@ -164,7 +172,7 @@ final class EngineServer: @unchecked Sendable {
     // MARK: The external loop's contract
 
     var eventDescriptor: Int32 {
-        guard externalLoop != nil, isRunning, let loop = loops.first else { return -1 }
+        guard externalLoop != nil, isRunning, let loop = loops.first, !loop.poller.isShared else { return -1 }
         return loop.poller.descriptor
     }
 
@@ -172,8 +180,29 @@ final class EngineServer: @unchecked Sendable {
         guard externalLoop != nil else { return }
         turnLock.withLock { _ in
             guard !stopping.load(ordering: .acquiring), let loop = loops.first else { return }
-            loop.turn(timeoutMilliseconds: 0, poll: descriptorReady)
+            if loop.poller.isShared {
+                loop.turn(ready: UnsafeBufferPointer(start: nil, count: 0), events: UnsafeBufferPointer(start: nil, count: 0))
+            } else {
+                loop.turn(timeoutMilliseconds: 0, poll: descriptorReady)
+            }
         }
+    }
+
+    func runOnce(ready tokens: UnsafeBufferPointer<UInt64>, events: UnsafeBufferPointer<UInt32>) {
+        guard externalLoop != nil else { return }
+        turnLock.withLock { _ in
+            guard !stopping.load(ordering: .acquiring), let loop = loops.first else { return }
+            if loop.poller.isShared {
+                loop.turn(ready: tokens, events: events)
+            } else {
+                loop.turn(timeoutMilliseconds: 0, poll: !tokens.isEmpty)
+            }
+        }
+    }
+
+    /// `epoll_wait` calls the loops made on their own sets so far (see ``HTTPServer/ownWaits``).
+    var ownWaits: Int {
+        lifecycle.withLock { _ in loops.reduce(0) { $0 + $1.poller.waits.load(ordering: .relaxed) } }
     }
 
     var millisecondsUntilRun: Int64? {

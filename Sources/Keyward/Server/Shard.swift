@@ -4,10 +4,12 @@ import Upstream
 
 /// One event loop of the public listener, and the one home of Keyward's threading model.
 ///
-/// A shard owns one thread. On it run, in one `epoll_wait` loop: the shard's libcurl multi handle
-/// (its `UpstreamClient`, whose `MultiLoop` owns the thread and the epoll set) and the shard's
-/// HTTP server (an `HTTPServer` with no threads of its own, attached to that loop as an
-/// `AttachedEventSource`). Every shard's server listens on the same port (SO_REUSEPORT) and the
+/// A shard owns one thread. On it run, in one `epoll_wait` loop over one epoll set: the shard's
+/// libcurl multi handle (its `UpstreamClient`, whose `MultiLoop` owns the thread and the set) and
+/// the shard's HTTP server (an `HTTPServer` with no threads of its own, attached to that loop as an
+/// `AttachedEventSource`). The server registers its listener and connections in the loop's set
+/// (`UpstreamClient.sharedEventSet()`, tokens tagged with `AttachedEventSource.tokenTag`) and
+/// waits on no set of its own: each wait's tagged entries go to the server, the others to libcurl. Every shard's server listens on the same port (SO_REUSEPORT) and the
 /// kernel spreads connections between them, so a proxied request is read, routed, forwarded,
 /// answered and streamed on one thread from its first byte to its last, without a hand-off.
 ///
@@ -47,7 +49,10 @@ final class Shard: Sendable {
             configuration: listener,
             bodyLimit: { head in service.bodyLimit(for: head) },
             onRefusal: { refusal in service.logRefusal(refusal) },
-            externalLoop: HTTPServer.ExternalLoop(wake: { client.wakeAttachedSource() }),
+            externalLoop: HTTPServer.ExternalLoop(
+                wake: { client.wakeAttachedSource() },
+                sharedEventSet: HTTPServer.ExternalLoop.SharedEventSet(
+                    descriptor: client.sharedEventSet(), tokenTag: AttachedEventSource.tokenTag)),
             handler: { head, body, writer in service.handle(head, body: body, writer: writer, upstream: client) })
     }
 
@@ -58,12 +63,13 @@ final class Shard: Sendable {
         if let first { try server.start(sharingPortWith: first.server) } else { try server.start() }
         let server = self.server
         upstream.attach(AttachedEventSource(
-            descriptor: server.eventDescriptor, run: { ready in AdmissionWakeUps.deferred { server.runOnce(descriptorReady: ready) } },
+            run: { ready in AdmissionWakeUps.deferred { server.runOnce(ready: ready.tokens, events: ready.events) } },
             millisecondsUntilRun: { server.millisecondsUntilRun }))
     }
 
     /// Stops the loop first (its transfers complete as cancelled), then the server, so no loop
-    /// still runs a server that is being stopped.
+    /// still runs a server that is being stopped. The server's last pass registers and waits in
+    /// the set after the loop closed its descriptor: the server's own duplicate keeps the set.
     func stop() {
         upstream.shutdown()
         server.stop()
