@@ -1,3 +1,4 @@
+import CShims
 import Foundation
 import KeywardSupport  // Locked: a pthread mutex ThreadSanitizer can see
 import Synchronization
