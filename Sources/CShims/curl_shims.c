@@ -140,20 +140,6 @@ int kw_socket_endpoints(int fd, char *peer_address, int *peer_port, char *local_
     return kw_address_text(&local, local_address, local_port);
 }
 
-int kw_epoll_wait(int epfd, int *fds, int *flags, int capacity, int timeout_ms) {
-    struct epoll_event events[256];
-    if (capacity > 256) capacity = 256;
-    int count = epoll_wait(epfd, events, capacity, timeout_ms);
-    if (count < 0) return errno == EINTR ? 0 : -1;
-    for (int i = 0; i < count; i++) {
-        uint32_t e = events[i].events;
-        fds[i] = events[i].data.fd;
-        flags[i] = ((e & EPOLLIN) ? CURL_CSELECT_IN : 0) | ((e & EPOLLOUT) ? CURL_CSELECT_OUT : 0)
-                 | ((e & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
-    }
-    return count;
-}
-
 int kw_epoll_wait_tagged(int epfd, uint64_t *data, uint32_t *events, int *flags, int capacity, int timeout_ms) {
     struct epoll_event ready[256];
     if (capacity > 256) capacity = 256;

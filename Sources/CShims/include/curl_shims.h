@@ -85,9 +85,6 @@ int kw_socket_has_pending_input(int fd);
 /// reset, closed) or is not IPv4/IPv6.
 #define KW_ADDRESS_TEXT_SIZE 46
 int kw_socket_endpoints(int fd, char *peer_address, int *peer_port, char *local_address, int *local_port);
-/// `epoll_wait` into plain arrays: for each ready descriptor, its fd and CURL_CSELECT_* flags.
-/// Returns how many are ready (0 on timeout or EINTR), -1 on error.
-int kw_epoll_wait(int epfd, int *fds, int *flags, int capacity, int timeout_ms);
 /// `epoll_wait` keeping each ready entry's whole 64-bit data (a libcurl socket registered by
 /// `kw_epoll_watch` comes back as its fd, upper 32 bits zero; other registrations as their token),
 /// its raw EPOLL* bits, and the same bits as CURL_CSELECT_* flags. Returns how many are ready
